@@ -1,0 +1,92 @@
+# timingfs: the Windows timing APIs as a FUSE filesystem.
+#
+#   make          build ./timingfs and the test programs
+#   make check    install what is missing, build, run the TAP suite
+#   make run      install what is missing, build, mount at ./mnt
+#   make bench    read cost against a do-nothing libfuse3 filesystem
+#   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc
+
+VERSION = 0.1.0
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+MOUNTPOINT ?= mnt
+CONFIG ?= conf/timingfs.conf
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS = fuse3 inih
+CFLAGS ?= -O2 -g
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"' \
+	     -Isrc $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+LDLIBS = $(PKG_LIBS) -lpthread
+
+# The engine, configuration and rendering: everything but the FUSE
+# layer and main, linked into the daemon and every unit test.
+LIB_SRCS = $(filter-out src/main.c src/fs.c,$(wildcard src/*.c))
+LIB_OBJS = $(LIB_SRCS:.c=.o)
+DAEMON_OBJS = $(LIB_OBJS) src/fs.o src/main.o
+
+UNIT_SRCS = $(wildcard t/unit-*.c)
+UNIT_BINS = $(patsubst t/%.c,t/bin/%,$(UNIT_SRCS))
+HELPER_SRCS = $(wildcard t/helper-*.c)
+HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
+
+.PHONY: all check run bench deps install uninstall clean format
+
+all: timingfs $(UNIT_BINS) $(HELPER_BINS)
+
+timingfs: $(DAEMON_OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_OBJS) $(LDFLAGS) $(LDLIBS)
+
+src/%.o: src/%.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+t/bin/unit-%: t/unit-%.c t/tap.h $(LIB_OBJS)
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+
+t/bin/helper-%: t/helper-%.c
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LDFLAGS) -lpthread
+
+# Installs the Debian packages the build and the suite need when
+# pkg-config, prove or fusermount3 cannot find them.
+deps:
+	@scripts/install-deps
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	prove -v --timer t/
+
+run: deps
+	@$(MAKE) --no-print-directory timingfs
+	@mkdir -p $(MOUNTPOINT)
+	./timingfs -f -c $(CONFIG) $(MOUNTPOINT)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	scripts/bench
+
+install: timingfs
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 timingfs $(DESTDIR)$(BINDIR)/timingfs
+	test -e $(DESTDIR)$(SYSCONFDIR)/timingfs.conf || \
+		install -m 0644 conf/timingfs.conf $(DESTDIR)$(SYSCONFDIR)/timingfs.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/timingfs
+
+format:
+	clang-format -i src/*.c src/*.h t/*.c t/*.h
+
+clean:
+	rm -f timingfs src/*.o src/*.d
+	rm -rf t/bin t/trash.*
+
+-include $(wildcard src/*.d t/bin/*.d)

@@ -1,0 +1,54 @@
+/*
+ * config: timingfs's configuration, read from an INI file with inih.
+ *
+ * This is the only module that knows inih. It turns a file into a
+ * struct config, checking every section, key and value against the
+ * contract; it never exits and never prints, so that the caller (main)
+ * decides what an error costs, and a future SIGHUP reload can keep the
+ * old configuration when the new one is bad.
+ */
+#ifndef TIMINGFS_CONFIG_H
+#define TIMINGFS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/timingfs.conf"
+#define CONFIG_GROUP_MAX 64
+#define CONFIG_ROOT_MAX 1024
+
+enum units {
+	UNITS_WINDOWS, /* 100-ns durations, FILETIME timestamps */
+	UNITS_UNIX, /* ns durations, ns since the Unix epoch */
+};
+
+struct config {
+	unsigned int group_max_size; /* [groups] max_size, 1..64 */
+	enum units units; /* [format] units */
+	uint64_t tsc_hz; /* [clock] tsc_hz; 0 means auto */
+	char proc_root[CONFIG_ROOT_MAX]; /* [sources] proc */
+	char sys_root[CONFIG_ROOT_MAX]; /* [sources] sys */
+};
+
+/*
+ * config_defaults - fill @cfg with the built-in defaults: max_size 64,
+ * units windows, tsc_hz auto, proc /proc, sys /sys.
+ */
+void config_defaults(struct config *cfg);
+
+/*
+ * config_load - read the INI file at @path over the defaults into @cfg.
+ *
+ * Returns 0 on success. On failure returns -errno (-ENOENT and friends
+ * for a file that cannot be opened, -EINVAL for bad content) and writes
+ * one line into @err (no newline): "FILE: message" when the file cannot
+ * be read, "FILE:LINE: message naming [section] key" for bad content.
+ * @cfg is only written on success.
+ */
+int config_load(struct config *cfg, const char *path, char *err,
+		size_t errlen);
+
+/* config_units_name - "windows" or "unix". */
+const char *config_units_name(enum units units);
+
+#endif
