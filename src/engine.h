@@ -113,8 +113,8 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid,
  * and that value is returned; otherwise 0, or -errno (-ENOENT for a
  * process that is gone). No memory is kept between calls.
  */
-int engine_for_each_process(struct engine *e,
-			    int (*fn)(void *ctx, pid_t pid), void *ctx);
+int engine_for_each_process(struct engine *e, int (*fn)(void *ctx, pid_t pid),
+			    void *ctx);
 int engine_for_each_thread(struct engine *e, pid_t pid,
 			   int (*fn)(void *ctx, pid_t tid), void *ctx);
 
@@ -146,8 +146,7 @@ int engine_cpu_group(const struct engine *e, int cpu, unsigned int *group,
  * that is online now (SYS/devices/system/cpu/online). -ENOENT for no
  * such group, -EIO when the online list cannot be read.
  */
-int engine_group_online(struct engine *e, unsigned int group,
-			uint64_t *mask);
+int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask);
 
 /*
  * engine_group_idle_cycles - one consistent snapshot of the idle cycles

@@ -1,0 +1,441 @@
+/*
+ * engine: composes the sources into the values timingfs shows.
+ *
+ * Paths are built from the configured roots; with the real /proc the
+ * engine also uses the process CPU clock and the boot instant of the
+ * clocks, which a captured tree cannot give (there it falls back to the
+ * files, as the contract says).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpuset.h"
+#include "engine.h"
+#include "idle.h"
+#include "procfile.h"
+#include "task.h"
+#include "topology.h"
+#include "tsc.h"
+#include "units.h"
+
+/* Larger than any stat, status or schedstat file the kernel writes. */
+#define TASK_FILE_MAX 4096
+
+struct engine {
+	struct config cfg;
+	bool live; /* proc_root is the real /proc */
+	uint64_t tsc_hz;
+	const char *tsc_source;
+	uint64_t clk_tck;
+	uint64_t boot_ns; /* the boot instant, ns since the Unix epoch */
+	struct topology topo;
+	struct idle idle;
+	struct task_history history;
+};
+
+static uint64_t timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+/*
+ * CLOCK_REALTIME - CLOCK_BOOTTIME from the tightest of a few bracketed
+ * samples: the wall-clock instant the machine booted, to a microsecond.
+ */
+static uint64_t boot_instant_from_clocks(void)
+{
+	struct timespec r0, b, r1;
+	uint64_t best = UINT64_MAX, boot = 0, real;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		clock_gettime(CLOCK_REALTIME, &r0);
+		clock_gettime(CLOCK_BOOTTIME, &b);
+		clock_gettime(CLOCK_REALTIME, &r1);
+		if (timespec_ns(&r1) - timespec_ns(&r0) < best) {
+			best = timespec_ns(&r1) - timespec_ns(&r0);
+			real = timespec_ns(&r0) + best / 2;
+			boot = real - timespec_ns(&b);
+		}
+	}
+	return boot;
+}
+
+/* PROC/stat's btime, whole seconds since the Unix epoch. */
+static int boot_instant_from_stat(const char *proc_root, uint64_t *boot_ns)
+{
+	char path[PATH_MAX], *text;
+	const char *p;
+	uint64_t btime;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/stat", proc_root);
+	ret = procfile_read_alloc(path, 8192, &text);
+	if (ret < 0)
+		return ret;
+	p = procfile_field(text, "btime ");
+	ret = (p && procfile_u64(&p, &btime) == 0) ? 0 : -EIO;
+	if (ret == 0)
+		*boot_ns = btime * NSEC_PER_SEC;
+	free(text);
+	return ret;
+}
+
+static int first_present_cpu(const struct topology *topo)
+{
+	size_t cpu;
+
+	for (cpu = 0; cpu < topo->ncpus; cpu++)
+		if (topo->group_of[cpu] >= 0)
+			return (int)cpu;
+	return 0;
+}
+
+int engine_new(const struct config *cfg, struct engine **out, char *err,
+	       size_t errlen)
+{
+	struct engine *e;
+	long tck;
+	int ret;
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e->cfg = *cfg;
+	e->live = strcmp(cfg->proc_root, "/proc") == 0;
+	tck = sysconf(_SC_CLK_TCK);
+	e->clk_tck = tck > 0 ? (uint64_t)tck : 100;
+
+	ret = tsc_detect(cfg->tsc_hz, &e->tsc_hz, &e->tsc_source);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "no timestamp counter known here: set [clock] tsc_hz");
+		goto out_free;
+	}
+	if (e->live) {
+		e->boot_ns = boot_instant_from_clocks();
+	} else {
+		ret = boot_instant_from_stat(cfg->proc_root, &e->boot_ns);
+		if (ret < 0) {
+			snprintf(err, errlen, "%s/stat: no btime: %s",
+				 cfg->proc_root, strerror(-ret));
+			goto out_free;
+		}
+	}
+	ret = topology_build(&e->topo, cfg->sys_root, cfg->group_max_size);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "%s/devices/system: cannot read the processors: %s",
+			 cfg->sys_root, strerror(-ret));
+		goto out_free;
+	}
+	ret = idle_init(&e->idle, cfg->proc_root, cfg->sys_root, e->topo.ncpus,
+			first_present_cpu(&e->topo), e->clk_tck);
+	if (ret < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out_free_topo;
+	}
+	task_history_init(&e->history);
+	*out = e;
+	return 0;
+
+out_free_topo:
+	topology_free(&e->topo);
+out_free:
+	free(e);
+	return ret;
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	task_history_destroy(&e->history);
+	idle_destroy(&e->idle);
+	topology_free(&e->topo);
+	free(e);
+}
+
+void engine_get_info(const struct engine *e, struct engine_info *info)
+{
+	info->tsc_hz = e->tsc_hz;
+	info->tsc_source = e->tsc_source;
+	info->clk_tck = (long)e->clk_tck;
+	info->idle_source = idle_source(&e->idle);
+	info->group_max_size = e->cfg.group_max_size;
+	info->group_count = e->topo.ngroups;
+	info->units = e->cfg.units;
+	info->proc_root = e->cfg.proc_root;
+	info->sys_root = e->cfg.sys_root;
+}
+
+enum units engine_units(const struct engine *e)
+{
+	return e->cfg.units;
+}
+
+/* PROC/pid/name or PROC/pid/task/tid/name. */
+static void task_path(const struct engine *e, char *path, size_t size,
+		      pid_t pid, pid_t tid, const char *name)
+{
+	if (tid)
+		snprintf(path, size, "%s/%d/task/%d/%s", e->cfg.proc_root,
+			 (int)pid, (int)tid, name);
+	else
+		snprintf(path, size, "%s/%d/%s", e->cfg.proc_root, (int)pid,
+			 name);
+}
+
+/*
+ * Read one of the task's files into @buf. Once the task directory is
+ * there, a file that cannot be read is a broken source, not a gone task:
+ * -EIO, unless the task vanished meanwhile.
+ */
+static int read_task_file(const struct engine *e, pid_t pid, pid_t tid,
+			  const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (pid <= 0 || tid < 0)
+		return -ENOENT;
+	task_path(e, path, sizeof(path), pid, tid, name);
+	ret = procfile_read(path, buf, size);
+	if (ret == -ENOENT) {
+		task_path(e, path, sizeof(path), pid, tid, "");
+		if (access(path, F_OK) == 0)
+			return -EIO;
+	}
+	if (ret < 0 && ret != -ENOENT)
+		return -EIO;
+	return ret;
+}
+
+static int read_task_stat(const struct engine *e, pid_t pid, pid_t tid,
+			  struct task_stat *st)
+{
+	char buf[TASK_FILE_MAX];
+	int ret;
+
+	ret = read_task_file(e, pid, tid, "stat", buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	return task_parse_stat(buf, st);
+}
+
+int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
+		      struct task_ident *ident)
+{
+	char buf[TASK_FILE_MAX];
+	struct task_stat st;
+	int ret;
+
+	ret = read_task_file(e, pid, tid, "status", buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	ret = task_parse_status(buf, &ident->tgid, &ident->uid, &ident->gid);
+	if (ret < 0)
+		return ret;
+	ret = read_task_stat(e, pid, tid, &st);
+	if (ret < 0)
+		return ret;
+	ident->start_ticks = st.start_ticks;
+	ident->cpu = st.cpu;
+	return 0;
+}
+
+/* A thread's runtime: schedstat's first field, ns. */
+static int thread_cpu_ns(struct engine *e, pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char buf[256];
+	int ret;
+
+	ret = read_task_file(e, pid, tid, "schedstat", buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	return task_parse_schedstat(buf, ns);
+}
+
+/*
+ * A process's CPU time, exited threads included: its CPU clock where
+ * this is the real /proc, else stat's utime + stime.
+ */
+static int process_cpu_ns(struct engine *e, pid_t pid,
+			  const struct task_stat *st, uint64_t *ns)
+{
+	struct timespec ts;
+	clockid_t clock;
+	int ret;
+
+	if (!e->live) {
+		*ns = units_ticks_to_ns(st->utime_ticks + st->stime_ticks,
+					e->clk_tck);
+		return 0;
+	}
+	ret = clock_getcpuclockid(pid, &clock);
+	if (ret)
+		return ret == ESRCH ? -ENOENT : -ret;
+	if (clock_gettime(clock, &ts) < 0)
+		return (errno == ESRCH || errno == EINVAL) ? -ENOENT : -errno;
+	*ns = timespec_ns(&ts);
+	return 0;
+}
+
+int engine_task_times(struct engine *e, pid_t pid, pid_t tid,
+		      struct task_times *t)
+{
+	struct task_stat st;
+	int ret;
+
+	/* stat first: the runtime read after it is at least its total. */
+	ret = read_task_stat(e, pid, tid, &st);
+	if (ret < 0)
+		return ret;
+	if (tid)
+		ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns);
+	else
+		ret = process_cpu_ns(e, pid, &st, &t->cpu_ns);
+	if (ret < 0)
+		return ret;
+	task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks, &t->kernel_ns,
+		   &t->user_ns);
+	task_history_clamp(&e->history, pid, tid, st.start_ticks, &t->kernel_ns,
+			   &t->user_ns);
+	t->cpu_ns = t->kernel_ns + t->user_ns;
+	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
+	t->creation_ns =
+		e->boot_ns + units_ticks_to_ns(st.start_ticks, e->clk_tck);
+	t->exit_ns = 0;
+	return 0;
+}
+
+/* Call @fn for each canonical numeric entry of directory @path. */
+static int for_each_number(const char *path, int (*fn)(void *ctx, pid_t id),
+			   void *ctx)
+{
+	struct dirent *de;
+	uint64_t id;
+	DIR *dir;
+	int ret = 0;
+
+	dir = opendir(path);
+	if (!dir)
+		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -EIO;
+	while ((de = readdir(dir))) {
+		if (procfile_canonical_uint(de->d_name, INT32_MAX, &id) < 0 ||
+		    id == 0)
+			continue;
+		ret = fn(ctx, (pid_t)id);
+		if (ret)
+			break;
+	}
+	closedir(dir);
+	return ret;
+}
+
+int engine_for_each_process(struct engine *e, int (*fn)(void *ctx, pid_t pid),
+			    void *ctx)
+{
+	return for_each_number(e->cfg.proc_root, fn, ctx);
+}
+
+int engine_for_each_thread(struct engine *e, pid_t pid,
+			   int (*fn)(void *ctx, pid_t tid), void *ctx)
+{
+	char path[PATH_MAX];
+
+	if (pid <= 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%d/task", e->cfg.proc_root, (int)pid);
+	return for_each_number(path, fn, ctx);
+}
+
+unsigned int engine_group_count(const struct engine *e)
+{
+	return e->topo.ngroups;
+}
+
+unsigned int engine_group_size(const struct engine *e, unsigned int group)
+{
+	return group < e->topo.ngroups ? e->topo.groups[group].size : 0;
+}
+
+int engine_group_cpu(const struct engine *e, unsigned int group, unsigned int m)
+{
+	if (group >= e->topo.ngroups || m >= e->topo.groups[group].size)
+		return -ENOENT;
+	return e->topo.groups[group].cpu[m];
+}
+
+int engine_cpu_group(const struct engine *e, int cpu, unsigned int *group,
+		     unsigned int *m)
+{
+	if (cpu < 0 || (size_t)cpu >= e->topo.ncpus ||
+	    e->topo.group_of[cpu] < 0)
+		return -ENOENT;
+	*group = (unsigned int)e->topo.group_of[cpu];
+	*m = (unsigned int)e->topo.index_of[cpu];
+	return 0;
+}
+
+int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask)
+{
+	const struct topology_group *g;
+	char path[PATH_MAX];
+	struct cpuset online;
+	unsigned int m;
+
+	if (group >= e->topo.ngroups)
+		return -ENOENT;
+	g = &e->topo.groups[group];
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online",
+		 e->cfg.sys_root);
+	if (cpuset_read(path, &online) < 0)
+		return -EIO;
+	*mask = 0;
+	for (m = 0; m < g->size; m++)
+		if (cpuset_has(&online, g->cpu[m]))
+			*mask |= 1ULL << m;
+	cpuset_free(&online);
+	return 0;
+}
+
+int engine_group_idle_cycles(struct engine *e, unsigned int group,
+			     uint64_t *mask, uint64_t cycles[64])
+{
+	const struct topology_group *g;
+	uint64_t ns[TOPOLOGY_GROUP_MAX], online;
+	bool found[TOPOLOGY_GROUP_MAX];
+	unsigned int m;
+	int ret;
+
+	if (group >= e->topo.ngroups)
+		return -ENOENT;
+	/* /proc/stat lists online CPUs only; cpuidle needs asking. */
+	online = ~0ULL;
+	if (e->idle.cpuidle) {
+		ret = engine_group_online(e, group, &online);
+		if (ret < 0)
+			return ret;
+	}
+	g = &e->topo.groups[group];
+	ret = idle_read(&e->idle, g->cpu, g->size, ns, found);
+	if (ret < 0)
+		return ret;
+	*mask = 0;
+	for (m = 0; m < g->size; m++) {
+		if (!found[m] || !(online & (1ULL << m)))
+			continue;
+		*mask |= 1ULL << m;
+		cycles[m] = units_ns_to_cycles(ns[m], e->tsc_hz);
+	}
+	return 0;
+}

@@ -1,0 +1,196 @@
+/*
+ * idle: per-CPU idle time that never goes backwards.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "idle.h"
+#include "procfile.h"
+#include "units.h"
+
+#define STATE_MAX 64
+
+static bool has_cpuidle(const char *sys_root, int cpu)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path),
+		 "%s/devices/system/cpu/cpu%d/cpuidle/state0/time", sys_root,
+		 cpu);
+	return access(path, R_OK) == 0;
+}
+
+int idle_init(struct idle *idle, const char *proc_root, const char *sys_root,
+	      size_t ncpus, int probe_cpu, uint64_t clk_tck)
+{
+	memset(idle, 0, sizeof(*idle));
+	idle->proc_root = strdup(proc_root);
+	idle->sys_root = strdup(sys_root);
+	idle->last_ns = calloc(ncpus ? ncpus : 1, sizeof(uint64_t));
+	if (!idle->proc_root || !idle->sys_root || !idle->last_ns) {
+		idle_destroy(idle);
+		return -ENOMEM;
+	}
+	idle->ncpus = ncpus;
+	idle->clk_tck = clk_tck;
+	idle->cpuidle = has_cpuidle(sys_root, probe_cpu);
+	pthread_mutex_init(&idle->lock, NULL);
+	return 0;
+}
+
+void idle_destroy(struct idle *idle)
+{
+	if (idle->last_ns)
+		pthread_mutex_destroy(&idle->lock);
+	free(idle->proc_root);
+	free(idle->sys_root);
+	free(idle->last_ns);
+	memset(idle, 0, sizeof(*idle));
+}
+
+const char *idle_source(const struct idle *idle)
+{
+	return idle->cpuidle ? "cpuidle" : "proc_stat";
+}
+
+/*
+ * One "cpuN user nice system idle iowait ..." line of /proc/stat: idle
+ * and iowait ticks. -EIO when the line is short or malformed.
+ */
+static int stat_line_idle(const char *p, uint64_t *ticks)
+{
+	uint64_t v[5];
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if (procfile_u64(&p, &v[i]) < 0)
+			return -EIO;
+	*ticks = v[3] + v[4];
+	return 0;
+}
+
+static int index_of(const int *cpus, size_t n, uint64_t cpu)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((uint64_t)cpus[i] == cpu)
+			return (int)i;
+	return -1;
+}
+
+static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
+			  uint64_t *ns, bool *found)
+{
+	char path[PATH_MAX], *text;
+	const char *line, *p;
+	uint64_t cpu, ticks;
+	int ret, i;
+
+	snprintf(path, sizeof(path), "%s/stat", idle->proc_root);
+	ret = procfile_read_alloc(path, 8192, &text);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -EIO;
+	for (line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		p = line + 3;
+		if (procfile_u64(&p, &cpu) < 0 || *p != ' ')
+			goto out_malformed;
+		i = index_of(cpus, n, cpu);
+		if (i < 0)
+			continue;
+		if (stat_line_idle(p, &ticks) < 0)
+			goto out_malformed;
+		ns[i] = units_ticks_to_ns(ticks, idle->clk_tck);
+		found[i] = true;
+	}
+	free(text);
+	return 0;
+
+out_malformed:
+	free(text);
+	return -EIO;
+}
+
+/* The sum of a CPU's idle state residencies, µs, as ns. */
+static int read_cpuidle_one(struct idle *idle, int cpu, uint64_t *ns,
+			    bool *found)
+{
+	char path[PATH_MAX], buf[64];
+	const char *p;
+	uint64_t us, sum = 0;
+	int state, ret;
+
+	for (state = 0; state < STATE_MAX; state++) {
+		snprintf(path, sizeof(path),
+			 "%s/devices/system/cpu/cpu%d/cpuidle/state%d/time",
+			 idle->sys_root, cpu, state);
+		ret = procfile_read(path, buf, sizeof(buf));
+		if (ret == -ENOENT)
+			break;
+		p = buf;
+		if (ret < 0 || procfile_u64(&p, &us) < 0 ||
+		    (*p != '\n' && *p != '\0'))
+			return -EIO;
+		sum += us;
+	}
+	/* No state0: the CPU went offline, or has no driver now. */
+	*found = state > 0;
+	*ns = sum * 1000;
+	return 0;
+}
+
+static int read_cpuidle(struct idle *idle, const int *cpus, size_t n,
+			uint64_t *ns, bool *found)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = read_cpuidle_one(idle, cpus[i], &ns[i], &found[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Keep each CPU's value from going below what was shown before. */
+static void clamp_monotonic(struct idle *idle, const int *cpus, size_t n,
+			    uint64_t *ns, const bool *found)
+{
+	size_t i, cpu;
+
+	pthread_mutex_lock(&idle->lock);
+	for (i = 0; i < n; i++) {
+		cpu = (size_t)cpus[i];
+		if (!found[i] || cpu >= idle->ncpus)
+			continue;
+		if (ns[i] < idle->last_ns[cpu])
+			ns[i] = idle->last_ns[cpu];
+		idle->last_ns[cpu] = ns[i];
+	}
+	pthread_mutex_unlock(&idle->lock);
+}
+
+int idle_read(struct idle *idle, const int *cpus, size_t n, uint64_t *ns,
+	      bool *found)
+{
+	int ret;
+
+	memset(found, 0, n * sizeof(*found));
+	if (idle->cpuidle)
+		ret = read_cpuidle(idle, cpus, n, ns, found);
+	else
+		ret = read_proc_stat(idle, cpus, n, ns, found);
+	if (ret < 0)
+		return ret;
+	clamp_monotonic(idle, cpus, n, ns, found);
+	return 0;
+}

@@ -1,0 +1,145 @@
+/*
+ * procfile: reading and parsing small procfs and sysfs files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfile.h"
+
+/* A task that exits between open and read shows up as ESRCH. */
+static int gone_as_enoent(int err)
+{
+	return (err == ENOENT || err == ESRCH) ? -ENOENT : -err;
+}
+
+static int read_fd(int fd, char *buf, size_t size, size_t *len)
+{
+	ssize_t n;
+
+	while (*len < size) {
+		n = read(fd, buf + *len, size - *len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return gone_as_enoent(errno);
+		}
+		if (n == 0)
+			return 0;
+		*len += (size_t)n;
+	}
+	return 1; /* full: there may be more */
+}
+
+int procfile_read(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd, ret;
+
+	if (size < 2)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone_as_enoent(errno);
+	ret = read_fd(fd, buf, size - 1, &len);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	if (ret > 0)
+		return -EFBIG;
+	buf[len] = '\0';
+	return (int)len;
+}
+
+int procfile_read_alloc(const char *path, size_t hint, char **out)
+{
+	size_t len = 0, size = hint < 64 ? 64 : hint;
+	char *buf = NULL, *bigger;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone_as_enoent(errno);
+	for (;;) {
+		bigger = realloc(buf, size);
+		if (!bigger) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		buf = bigger;
+		ret = read_fd(fd, buf, size - 1, &len);
+		if (ret < 0)
+			goto out_free;
+		if (ret == 0)
+			break;
+		if (size > (size_t)1 << 30) {
+			ret = -EFBIG;
+			goto out_free;
+		}
+		size *= 2;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return (int)len;
+
+out_free:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+int procfile_u64(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t acc = 0;
+	unsigned int digit;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return -EIO;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		digit = (unsigned int)(*s - '0');
+		if (acc > (UINT64_MAX - digit) / 10)
+			return -EIO;
+		acc = acc * 10 + digit;
+	}
+	*v = acc;
+	*p = s;
+	return 0;
+}
+
+const char *procfile_field(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *line = text;
+
+	while (line && *line) {
+		if (strncmp(line, key, klen) == 0) {
+			line += klen;
+			while (*line == ' ' || *line == '\t')
+				line++;
+			return line;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return NULL;
+}
+
+int procfile_canonical_uint(const char *s, uint64_t max, uint64_t *v)
+{
+	const char *p = s;
+	uint64_t n;
+
+	if (s[0] < '0' || s[0] > '9' || (s[0] == '0' && s[1] != '\0'))
+		return -ENOENT;
+	if (procfile_u64(&p, &n) < 0 || p == s || *p != '\0' || n > max)
+		return -ENOENT;
+	*v = n;
+	return 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * procfile: reading and parsing the small text files of procfs and
+ * sysfs (or of a captured tree laid out like them).
+ *
+ * Every reader maps "the task is gone" (ENOENT, ESRCH) to -ENOENT and
+ * returns other failures as -errno; a file whose content does not parse
+ * is -EIO. Thread safe: no state.
+ */
+#ifndef TIMINGFS_PROCFILE_H
+#define TIMINGFS_PROCFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * procfile_read - read the whole file @path into @buf of @size bytes and
+ * NUL-terminate it. Returns the length, -EFBIG when it does not fit, or
+ * -errno.
+ */
+int procfile_read(const char *path, char *buf, size_t size);
+
+/*
+ * procfile_read_alloc - read the whole file @path, however large, into
+ * a malloc'd NUL-terminated buffer at *@out (the caller frees it).
+ * @hint is the size to try first. Returns the length or -errno.
+ */
+int procfile_read_alloc(const char *path, size_t hint, char **out);
+
+/*
+ * procfile_u64 - parse an unsigned decimal at *@p, skipping leading
+ * blanks, advance *@p past it. Returns 0, or -EIO when there is no
+ * number or it overflows.
+ */
+int procfile_u64(const char **p, uint64_t *v);
+
+/*
+ * procfile_field - find the value of the line "@key<blanks>VALUE" in
+ * @text (e.g. "Tgid:" in a status file): returns a pointer to VALUE or
+ * NULL. @key must match at the start of a line.
+ */
+const char *procfile_field(const char *text, const char *key);
+
+/*
+ * procfile_canonical_uint - parse @s as a canonical decimal: digits
+ * only, no sign, no leading zero (except "0" itself), at most @max.
+ * Returns 0 and sets *@v, or -ENOENT for anything else.
+ */
+int procfile_canonical_uint(const char *s, uint64_t max, uint64_t *v);
+
+#endif
