@@ -3,6 +3,7 @@
 #   make          build ./timingfs and the test programs
 #   make check    install what is missing, build, run the TAP suite
 #   make run      install what is missing, build, mount at ./mnt
+#   make check-sanitize  the suite under ASan and UBSan
 #   make bench    read cost against a do-nothing libfuse3 filesystem
 #   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc
 
@@ -37,7 +38,7 @@ UNIT_BINS = $(patsubst t/%.c,t/bin/%,$(UNIT_SRCS))
 HELPER_SRCS = $(wildcard t/helper-*.c)
 HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
 
-.PHONY: all check run bench deps install uninstall clean format
+.PHONY: all check check-sanitize run bench deps install uninstall clean format
 
 all: timingfs $(UNIT_BINS) $(HELPER_BINS)
 
@@ -63,6 +64,14 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all
 	prove -v --timer t/
+
+# The whole suite again with AddressSanitizer and UBSan in every binary.
+SANITIZE = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
+check-sanitize: deps
+	@$(MAKE) --no-print-directory clean
+	@$(MAKE) --no-print-directory check CFLAGS='$(SANITIZE)' \
+		LDFLAGS='-fsanitize=address,undefined'
+	@$(MAKE) --no-print-directory clean
 
 run: deps
 	@$(MAKE) --no-print-directory timingfs
