@@ -1,0 +1,432 @@
+/*
+ * unit-engine: the engine on fixture trees, every quantity against
+ * values worked out by hand. argv[1] is t/fixtures.
+ *
+ * All fixtures run with tsc_hz = 3 GHz, so 1 ns is 3 cycles, and the
+ * stat files' clock ticks are USER_HZ = 100, 10 ms each.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "tap.h"
+
+#define HZ 3000000000ULL
+
+static const char *fixtures;
+
+static struct engine *open_engine(const char *root, unsigned int max_size)
+{
+	struct engine *e = NULL;
+	struct config cfg;
+	char err[256];
+
+	config_defaults(&cfg);
+	cfg.tsc_hz = HZ;
+	cfg.group_max_size = max_size;
+	snprintf(cfg.proc_root, sizeof(cfg.proc_root), "%s/proc", root);
+	snprintf(cfg.sys_root, sizeof(cfg.sys_root), "%s/sys", root);
+	if (engine_new(&cfg, &e, err, sizeof(err)) < 0) {
+		printf("# engine_new(%s): %s\n", root, err);
+		exit(99);
+	}
+	return e;
+}
+
+static struct engine *fixture(const char *name, unsigned int max_size)
+{
+	char root[PATH_MAX];
+
+	snprintf(root, sizeof(root), "%s/%s", fixtures, name);
+	return open_engine(root, max_size);
+}
+
+/* A copy of fixture @name in a fresh directory, to change under it. */
+static char *copy_fixture(const char *name)
+{
+	static char dir[64];
+	char cmd[PATH_MAX + 128];
+
+	strcpy(dir, "/tmp/timingfs-engine.XXXXXX");
+	if (!mkdtemp(dir))
+		exit(99);
+	snprintf(cmd, sizeof(cmd), "cp -R '%s/%s/.' '%s'", fixtures, name, dir);
+	if (system(cmd) != 0)
+		exit(99);
+	return dir;
+}
+
+static void put(const char *dir, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		exit(99);
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		exit(99);
+}
+
+/* Linux CPU numbers of @group, in M order, as "0,1,2". */
+static const char *group_cpus(struct engine *e, unsigned int group)
+{
+	static char buf[1024];
+	unsigned int m;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (m = 0; m < engine_group_size(e, group); m++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d",
+					m ? "," : "",
+					engine_group_cpu(e, group, m));
+	return buf;
+}
+
+static void test_info(void)
+{
+	struct engine *e = fixture("m2", 64);
+	struct engine_info info;
+
+	engine_get_info(e, &info);
+	check_u64(info.tsc_hz, HZ, "info: tsc_hz from the configuration");
+	check_str(info.tsc_source, "config", "info: tsc_source config");
+	check_int(info.clk_tck, 100, "info: clk_tck");
+	check_str(info.idle_source, "proc_stat", "info: idle from /proc/stat");
+	check_int(info.group_max_size, 64, "info: group_max_size");
+	check_int(info.group_count, 1, "info: group_count");
+	engine_free(e);
+
+	e = fixture("cpuidle", 64);
+	engine_get_info(e, &info);
+	check_str(info.idle_source, "cpuidle", "info: idle from cpuidle");
+	engine_free(e);
+}
+
+static void test_groups_m2(void)
+{
+	struct engine *e = fixture("m2", 64);
+	unsigned int g, m;
+	uint64_t mask;
+
+	check_int(engine_group_count(e), 1, "m2: one group");
+	check_str(group_cpus(e, 0), "0,1", "m2: group 0 is cpus 0,1");
+	check_int(engine_group_cpu(e, 0, 2), -ENOENT, "m2: no processor 2");
+	check_int(engine_group_cpu(e, 1, 0), -ENOENT, "m2: no group 1");
+	check(engine_group_online(e, 0, &mask) == 0 && mask == 3,
+	      "m2: both online");
+	check(engine_cpu_group(e, 1, &g, &m) == 0 && g == 0 && m == 1,
+	      "m2: cpu1 is group 0 processor 1");
+	check_int(engine_cpu_group(e, 2, &g, &m), -ENOENT,
+		  "m2: cpu2 is not present");
+	engine_free(e);
+
+	e = fixture("m2", 1);
+	check_int(engine_group_count(e), 2, "m2, max_size 1: two groups");
+	check_str(group_cpus(e, 1), "1", "m2, max_size 1: group 1 is cpu1");
+	engine_free(e);
+}
+
+static void test_groups_m96(void)
+{
+	struct engine *e = fixture("m96", 64);
+	unsigned int g, m;
+	uint64_t mask;
+
+	/* node0 = 0-23,48-71 (48 CPUs), node1 = 24-47,72-95 with CPU 30
+	 * offline and dropped from its list: 48 + 48 > 64, two groups. */
+	check_int(engine_group_count(e), 2, "m96: two groups of a node each");
+	check_int(engine_group_size(e, 0), 48, "m96: group 0 has 48");
+	check_int(engine_group_size(e, 1), 48,
+		  "m96: group 1 has 48, offline CPU 30 counted");
+	check_int(engine_group_cpu(e, 0, 23), 23, "m96: group 0 M23 is cpu23");
+	check_int(engine_group_cpu(e, 0, 24), 48, "m96: group 0 M24 is cpu48");
+	check_int(engine_group_cpu(e, 1, 0), 24, "m96: group 1 M0 is cpu24");
+	check_int(engine_group_cpu(e, 1, 6), 30, "m96: group 1 M6 is cpu30");
+	check_int(engine_group_cpu(e, 1, 24), 72, "m96: group 1 M24 is cpu72");
+	check(engine_group_online(e, 1, &mask) == 0 &&
+		      mask == (((1ULL << 48) - 1) & ~(1ULL << 6)),
+	      "m96: group 1 online is all but M6");
+	check(engine_cpu_group(e, 95, &g, &m) == 0 && g == 1 && m == 47,
+	      "m96: cpu95 is group 1 processor 47");
+	engine_free(e);
+
+	e = fixture("m96", 16);
+	/* node0 splits into 0-15 | 16-23,48-55 | 56-71, node1 into
+	 * 24-39 | 40-47,72-79 | 80-95. */
+	check_int(engine_group_count(e), 6, "m96, max_size 16: six groups");
+	check_str(group_cpus(e, 1),
+		  "16,17,18,19,20,21,22,23,48,49,50,51,52,53,54,55",
+		  "m96, max_size 16: group 1");
+	check(engine_cpu_group(e, 30, &g, &m) == 0 && g == 3 && m == 6,
+	      "m96, max_size 16: cpu30 is group 3 processor 6");
+	check_int(engine_group_cpu(e, 5, 0), 80,
+		  "m96, max_size 16: group 5 starts at cpu80");
+	engine_free(e);
+}
+
+static void test_groups_m200(void)
+{
+	struct engine *e = fixture("m200", 64);
+
+	/* node0 = 0-99 splits 64 + 36; node1 = 100-199 starts a new group
+	 * and splits 64 + 36; node2 has no CPUs. */
+	check_int(engine_group_count(e), 4, "m200: four groups");
+	check_int(engine_group_size(e, 0), 64, "m200: group 0 has 64");
+	check_int(engine_group_size(e, 1), 36, "m200: group 1 has 36");
+	check_int(engine_group_cpu(e, 1, 0), 64, "m200: group 1 is cpu64..");
+	check_int(engine_group_cpu(e, 2, 0), 100,
+		  "m200: node1 starts group 2 at cpu100");
+	check_int(engine_group_cpu(e, 3, 35), 199,
+		  "m200: group 3 ends at cpu199");
+	engine_free(e);
+
+	e = fixture("nonuma", 2);
+	check_int(engine_group_count(e), 2,
+		  "no NUMA: all in node 0, split by max_size 2");
+	check_str(group_cpus(e, 1), "2", "no NUMA: group 1 is cpu2");
+	engine_free(e);
+}
+
+static void test_idle(void)
+{
+	struct engine *e = fixture("m2", 64);
+	uint64_t mask, cycles[64];
+	char *dir;
+
+	/* cpu0: idle 5000 + iowait 20 = 5020 ticks = 50.2 s = 150.6e9
+	 * cycles; cpu1: 5000 + 30 = 5030 ticks = 150.9e9 cycles. */
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), 0,
+		  "m2: idle cycles read");
+	check_u64(mask, 3, "m2: both processors in the snapshot");
+	check_u64(cycles[0], 150600000000ULL, "m2: cpu0 idle+iowait cycles");
+	check_u64(cycles[1], 150900000000ULL, "m2: cpu1 idle+iowait cycles");
+	check_int(engine_group_idle_cycles(e, 1, &mask, cycles), -ENOENT,
+		  "m2: no group 1");
+	engine_free(e);
+
+	e = fixture("m96", 64);
+	/* CPU N: idle 1000+N, iowait 2. cpu24 (group 1 M0): 1026 ticks =
+	 * 10.26 s = 30.78e9 cycles; cpu71 (group 0 M47): 1073 ticks. */
+	check_int(engine_group_idle_cycles(e, 1, &mask, cycles), 0,
+		  "m96: group 1 idle cycles");
+	check_u64(mask, ((1ULL << 48) - 1) & ~(1ULL << 6),
+		  "m96: offline cpu30 not in the snapshot");
+	check_u64(cycles[0], 30780000000ULL, "m96: cpu24");
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), 0,
+		  "m96: group 0 idle cycles");
+	check_u64(cycles[47], 32190000000ULL, "m96: cpu71");
+	engine_free(e);
+
+	e = fixture("cpuidle", 64);
+	/* cpu0: 100 + 2000000 + 500000 µs = 2.5001 s = 7500300000 cycles;
+	 * cpu1: 10 + 1000 µs = 1010 µs = 3030000 cycles. */
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), 0,
+		  "cpuidle: read");
+	check_u64(cycles[0], 7500300000ULL, "cpuidle: cpu0 residency sum");
+	check_u64(cycles[1], 3030000ULL, "cpuidle: cpu1 residency sum");
+	engine_free(e);
+
+	dir = copy_fixture("m2");
+	e = open_engine(dir, 64);
+	engine_group_idle_cycles(e, 0, &mask, cycles);
+	{
+		char path[PATH_MAX], cmd[2 * PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/proc/stat", dir);
+		snprintf(cmd, sizeof(cmd), "cp '%s/stat-iowait-down' '%s'",
+			 fixtures, path);
+		if (system(cmd) != 0)
+			exit(99);
+	}
+	/* Now cpu0's iowait fell 20 -> 10 (5010 ticks) and cpu1's idle
+	 * rose 5000 -> 5100 (5130 ticks = 153.9e9 cycles). */
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), 0,
+		  "iowait down: read again");
+	check_u64(cycles[0], 150600000000ULL,
+		  "iowait down: cpu0 does not go backwards");
+	check_u64(cycles[1], 153900000000ULL, "iowait down: cpu1 moves on");
+	put(dir, "proc/stat", "cpu  1 2 3\ncpu0 1 2 3\nbtime 1\n");
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), -EIO,
+		  "a short cpu line is EIO");
+	put(dir, "proc/stat", "");
+	check(engine_group_idle_cycles(e, 0, &mask, cycles) == 0 && mask == 0,
+	      "an empty /proc/stat lists no processor");
+	remove_tree(dir);
+	engine_free(e);
+}
+
+static void test_ident(void)
+{
+	struct engine *e = fixture("m2", 64);
+	struct task_ident id;
+
+	check_int(engine_task_ident(e, 100, 0, &id), 0, "ident: process 100");
+	check_int(id.tgid, 100, "ident: tgid");
+	check_int(id.uid, 1001, "ident: effective uid");
+	check_int(id.gid, 101, "ident: effective gid");
+	check_u64(id.start_ticks, 5000, "ident: start ticks");
+	check_int(id.cpu, 1, "ident: last processor");
+	check(engine_task_ident(e, 101, 0, &id) == 0 && id.tgid == 100,
+	      "ident: 101 is a thread of 100, not a process");
+	check(engine_task_ident(e, 100, 101, &id) == 0 && id.tgid == 100 &&
+		      id.cpu == 0,
+	      "ident: thread 101 of process 100");
+	check(engine_task_ident(e, 200, 0, &id) == 0 && id.tgid == 200 &&
+		      id.start_ticks == 12345 && id.cpu == 0,
+	      "ident: a name with ') (' in it");
+	check_int(engine_task_ident(e, 999, 0, &id), -ENOENT,
+		  "ident: no such process");
+	check_int(engine_task_ident(e, 100, 200, &id), -ENOENT,
+		  "ident: not a thread of that process");
+	check_int(engine_task_ident(e, 100, 102, &id), -EIO,
+		  "ident: a truncated stat line is EIO");
+	engine_free(e);
+}
+
+static void test_times(void)
+{
+	struct engine *e = fixture("m2", 64);
+	struct task_times t;
+
+	/* Thread 100: schedstat 1500000123 ns; utime 100, stime 50, so
+	 * kernel = 1500000123 * 50 / 150 = 500000041 (rounded down) and
+	 * user = 1000000082; cycles = 3 * 1500000123 = 4500000369.
+	 * Created 5000 ticks = 50 s after btime 1700000000. */
+	check_int(engine_task_times(e, 100, 100, &t), 0, "thread 100 read");
+	check_u64(t.cpu_ns, 1500000123ULL, "thread 100: cpu ns = schedstat");
+	check_u64(t.kernel_ns, 500000041ULL, "thread 100: kernel share");
+	check_u64(t.user_ns, 1000000082ULL, "thread 100: user share");
+	check_u64(t.cycles, 4500000369ULL, "thread 100: cycles");
+	check_u64(t.creation_ns, 1700000050000000000ULL,
+		  "thread 100: creation = btime + start");
+	check_u64(t.exit_ns, 0, "thread 100: exit 0 while running");
+
+	/* Thread 101: utime = stime = 0, 2500 ns run: all user time;
+	 * started one tick later. */
+	check_int(engine_task_times(e, 100, 101, &t), 0, "thread 101 read");
+	check_u64(t.kernel_ns, 0, "utime = stime = 0: no kernel time");
+	check_u64(t.user_ns, 2500, "utime = stime = 0: all user time");
+	check_u64(t.cycles, 7500, "thread 101: cycles");
+	check_u64(t.creation_ns, 1700000050010000000ULL,
+		  "thread 101: one tick later");
+
+	/* Process 100 from a captured tree: utime 300 + stime 100 ticks =
+	 * 4 s; kernel 1 s, user 3 s; 12e9 cycles. */
+	check_int(engine_task_times(e, 100, 0, &t), 0, "process 100 read");
+	check_u64(t.cpu_ns, 4000000000ULL, "process 100: cpu ns");
+	check_u64(t.kernel_ns, 1000000000ULL, "process 100: kernel");
+	check_u64(t.user_ns, 3000000000ULL, "process 100: user");
+	check_u64(t.cycles, 12000000000ULL, "process 100: cycles");
+
+	/* Process 200, "a) (b": utime 7, stime 3 = 0.1 s. Its thread:
+	 * 123456789 ns, kernel 123456789 * 3 / 10 = 37037036. */
+	check_int(engine_task_times(e, 200, 0, &t), 0, "process 'a) (b' read");
+	check(t.kernel_ns == 30000000 && t.user_ns == 70000000,
+	      "process 'a) (b': split 3:7");
+	check_u64(t.creation_ns, 1700000123450000000ULL,
+		  "process 'a) (b': created 123.45 s after boot");
+	check_int(engine_task_times(e, 200, 200, &t), 0, "thread 200 read");
+	check(t.kernel_ns == 37037036 && t.user_ns == 86419753,
+	      "thread 200: split 3:7 of 123456789 ns");
+
+	check_int(engine_task_times(e, 100, 102, &t), -EIO,
+		  "truncated stat: EIO, not a made-up value");
+	check_int(engine_task_times(e, 999, 0, &t), -ENOENT,
+		  "no such process: ENOENT");
+	check_int(engine_task_times(e, 100, 999, &t), -ENOENT,
+		  "no such thread: ENOENT");
+	engine_free(e);
+}
+
+static void test_times_monotonic(void)
+{
+	char *dir = copy_fixture("m2");
+	struct engine *e = open_engine(dir, 64);
+	struct task_times t;
+
+	engine_task_times(e, 100, 100, &t);
+	/* The proportion moves to 1:1 and the runtime to 1500000200:
+	 * 750000100 each would take user time back from 1000000082. The
+	 * kernel share may take only 1500000200 - 1000000082 = 500000118. */
+	put(dir, "proc/100/task/100/stat",
+	    "100 (worker) S 1 100 100 0 -1 4194560 120 0 0 0 100 100 0 0 20 "
+	    "0 3 0 5000 10240000 300 18446744073709551615 0 0 0 0 0 0 0 0 0 "
+	    "0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+	put(dir, "proc/100/task/100/schedstat", "1500000200 0 0\n");
+	check_int(engine_task_times(e, 100, 100, &t), 0, "split moved: read");
+	check_u64(t.user_ns, 1000000082ULL, "split moved: user not backwards");
+	check_u64(t.kernel_ns, 500000118ULL,
+		  "split moved: kernel takes the rest");
+	check_u64(t.cycles, 4500000600ULL, "split moved: cycles of the sum");
+	put(dir, "proc/100/task/100/schedstat", "garbage\n");
+	check_int(engine_task_times(e, 100, 100, &t), -EIO,
+		  "malformed schedstat: EIO");
+	remove_tree(dir);
+	engine_free(e);
+}
+
+static int count_cb(void *ctx, pid_t id)
+{
+	long *sum = ctx;
+
+	*sum = *sum * 1000 + id;
+	return 0;
+}
+
+static int stop_cb(void *ctx, pid_t id)
+{
+	(void)ctx;
+	(void)id;
+	return 7;
+}
+
+static void test_lists(void)
+{
+	struct engine *e = fixture("m2", 64);
+	long sum = 0;
+
+	/* readdir order is the filesystem's: compare the sum and count. */
+	check_int(engine_for_each_thread(e, 100, count_cb, &sum), 0,
+		  "threads of 100 listed");
+	check(sum % 1000 + sum / 1000 % 1000 + sum / 1000000 % 1000 == 303 &&
+		      sum / 1000000000 == 0,
+	      "threads of 100 are 100, 101, 102");
+	check_int(engine_for_each_thread(e, 999, count_cb, &sum), -ENOENT,
+		  "threads of a missing process: ENOENT");
+	check_int(engine_for_each_process(e, stop_cb, NULL), 7,
+		  "a callback's nonzero return stops the walk");
+	sum = 0;
+	engine_for_each_process(e, count_cb, &sum);
+	check(sum % 1000 + sum / 1000 % 1000 + sum / 1000000 % 1000 == 401 &&
+		      sum / 1000000000 == 0,
+	      "processes: the numeric entries 100, 101, 200 only");
+	engine_free(e);
+}
+
+int main(int argc, char **argv)
+{
+	fixtures = argc > 1 ? argv[1] : "t/fixtures";
+	test_info();
+	test_groups_m2();
+	test_groups_m96();
+	test_groups_m200();
+	test_idle();
+	test_ident();
+	test_times();
+	test_times_monotonic();
+	test_lists();
+	return tap_done();
+}
