@@ -341,10 +341,32 @@ static int for_each_number(const char *path, int (*fn)(void *ctx, pid_t id),
 	return ret;
 }
 
+struct process_filter {
+	struct engine *e;
+	int (*fn)(void *ctx, pid_t pid);
+	void *ctx;
+};
+
+/* A captured tree may hold thread directories that /proc hides. */
+static int only_processes(void *ctx, pid_t pid)
+{
+	struct process_filter *f = ctx;
+	struct task_ident id;
+
+	if (engine_task_ident(f->e, pid, 0, &id) == 0 && id.tgid != pid)
+		return 0;
+	return f->fn(f->ctx, pid);
+}
+
 int engine_for_each_process(struct engine *e, int (*fn)(void *ctx, pid_t pid),
 			    void *ctx)
 {
-	return for_each_number(e->cfg.proc_root, fn, ctx);
+	struct process_filter f = { e, fn, ctx };
+
+	/* /proc itself lists thread-group leaders only. */
+	if (e->live)
+		return for_each_number(e->cfg.proc_root, fn, ctx);
+	return for_each_number(e->cfg.proc_root, only_processes, &f);
 }
 
 int engine_for_each_thread(struct engine *e, pid_t pid,

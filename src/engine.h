@@ -108,8 +108,8 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid,
 
 /*
  * engine_for_each_process / engine_for_each_thread - call @fn for
- * every process in PROC, or every thread of process @pid, in the order
- * the directory gives. Iteration stops early when @fn returns nonzero,
+ * every process in PROC (thread-group leaders only, as /proc lists them),
+ * or every thread of process @pid, in the order the directory gives. Iteration stops early when @fn returns nonzero,
  * and that value is returned; otherwise 0, or -errno (-ENOENT for a
  * process that is gone). No memory is kept between calls.
  */

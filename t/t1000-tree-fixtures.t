@@ -1,0 +1,244 @@
+#!/bin/bash
+# The mounted tree on fixture roots: its shape and exact values, in both
+# unit systems, with groups of 64 and of fewer. tsc_hz is 3 GHz, so a
+# nanosecond is 3 cycles; USER_HZ is 100.
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+fixture_config "$TRASH/m2.conf" m2
+mount_timingfs "$TRASH/m2.conf" || exit 1
+
+test_expect_success 'the root holds info, groups and proc' '
+	ls "$MNT" >actual &&
+	printf "groups\ninfo\nproc\n" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'info says what the engine found' '
+	version=$("$TIMINGFS" --version | sed -n "s/^timingfs //p") &&
+	cat >expect <<-EOT &&
+	version $version
+	units windows
+	tsc_hz 3000000000
+	tsc_source config
+	clk_tck 100
+	idle_source proc_stat
+	group_max_size 64
+	group_count 1
+	EOT
+	cat "$MNT/info" >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'groups: one group of two, and current' '
+	ls "$MNT/groups" >actual &&
+	printf "0\ncurrent\n" >expect &&
+	test_cmp expect actual &&
+	ls "$MNT/groups/0" >actual &&
+	printf "cpu0\ncpu1\ncpus\nidle_cycles\n" >expect &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/groups/0/cpus")" = 0-1 &&
+	ls "$MNT/groups/0/cpu1" >actual &&
+	printf "cpu\nidle_cycles\n" >expect &&
+	test_cmp expect actual
+'
+
+# cpu0: idle 5000 + iowait 20 ticks = 50.2 s = 150600000000 cycles;
+# cpu1: 5000 + 30 ticks = 50.3 s = 150900000000 cycles.
+test_expect_success 'idle cycles of the group and of each processor' '
+	printf "cpu0 150600000000\ncpu1 150900000000\n" >expect &&
+	cat "$MNT/groups/0/idle_cycles" >actual &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/groups/0/cpu0/idle_cycles")" = 150600000000 &&
+	test "$(cat "$MNT/groups/0/cpu1/idle_cycles")" = 150900000000 &&
+	test "$(cat "$MNT/groups/0/cpu1/cpu")" = 1
+'
+
+test_expect_success 'proc lists processes, not threads, and self' '
+	ls "$MNT/proc" >actual &&
+	printf "100\n200\nself\n" >expect &&
+	test_cmp expect actual &&
+	ls "$MNT/proc/100" >actual &&
+	printf "%s\n" creation_time cycles exit_time kernel_time threads \
+		times user_time >expect &&
+	test_cmp expect actual &&
+	ls "$MNT/proc/100/threads" | sort -n >actual &&
+	printf "100\n101\n102\n" >expect &&
+	test_cmp expect actual
+'
+
+# Process 100, from the captured stat: utime 300 + stime 100 ticks = 4 s;
+# kernel 1 s = 10000000 x 100 ns; user 3 s; 12e9 cycles; created 5000
+# ticks = 50 s after btime 1700000000: 1700000050 s after the Unix epoch,
+# FILETIME 17000000500000000 + 116444736000000000.
+test_expect_success 'process times, windows units' '
+	cat >expect <<-\EOT &&
+	cycles 12000000000
+	kernel_time 10000000
+	user_time 30000000
+	creation_time 133444736500000000
+	exit_time 0
+	EOT
+	cat "$MNT/proc/100/times" >actual &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/proc/100/cycles")" = 12000000000 &&
+	test "$(cat "$MNT/proc/100/kernel_time")" = 10000000 &&
+	test "$(cat "$MNT/proc/100/user_time")" = 30000000 &&
+	test "$(cat "$MNT/proc/100/creation_time")" = 133444736500000000 &&
+	test "$(cat "$MNT/proc/100/exit_time")" = 0
+'
+
+# Thread 100: schedstat 1500000123 ns, utime:stime 100:50, so kernel
+# 500000041 ns (5000000 x 100 ns), user 1000000082 ns (10000000).
+# Thread 101: 2500 ns, utime = stime = 0: all user, 25 x 100 ns; created
+# one tick (100000 x 100 ns) after 100.
+test_expect_success 'thread times, windows units' '
+	cat >expect <<-\EOT &&
+	cycles 4500000369
+	kernel_time 5000000
+	user_time 10000000
+	creation_time 133444736500000000
+	exit_time 0
+	EOT
+	cat "$MNT/proc/100/threads/100/times" >actual &&
+	test_cmp expect actual &&
+	cat >expect <<-\EOT &&
+	cycles 7500
+	kernel_time 0
+	user_time 25
+	creation_time 133444736500100000
+	exit_time 0
+	EOT
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/proc/100/threads/101/cycles")" = 7500
+'
+
+# "a) (b": utime 7, stime 3; its thread ran 123456789 ns, kernel share
+# 3/10 = 37037036 ns.
+test_expect_success 'a command name holding ") (" parses' '
+	test "$(cat "$MNT/proc/200/kernel_time")" = 300000 &&
+	test "$(cat "$MNT/proc/200/user_time")" = 700000 &&
+	test "$(cat "$MNT/proc/200/threads/200/kernel_time")" = 370370 &&
+	test "$(cat "$MNT/proc/200/threads/200/cycles")" = 370370367
+'
+
+test_expect_success 'proc/PID and below belong to the process owner' '
+	test "$(stat -c "%u %g %a %s" "$MNT/proc/100")" = "1001 101 555 0" &&
+	test "$(stat -c "%u %g %a %s" "$MNT/proc/100/threads/101/cycles")" = \
+		"1001 101 444 0" &&
+	test "$(stat -c "%u %g" "$MNT/proc/200/times")" = "0 0" &&
+	test "$(stat -c "%a %s" "$MNT/info")" = "444 0" &&
+	test "$(stat -c "%a" "$MNT/groups/0")" = 555
+'
+
+test_expect_success 'a truncated stat line is an I/O error, not a value' '
+	! cat "$MNT/proc/100/threads/102/cycles" >out 2>err &&
+	grep "Input/output error" err &&
+	test ! -s out
+'
+
+test_expect_success 'a thread is not a process; a thread of another is not ours' '
+	test "$($BIN/helper-io errno stat "$MNT/proc/101")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$MNT/proc/100/threads/200")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$MNT/proc/100/threads/999")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$MNT/proc/999")" = ENOENT
+'
+
+test_expect_success 'non-canonical names are ENOENT' '
+	for name in proc/0100 proc/+100 proc/-100 proc/100x proc/0 \
+		proc/4294967396 proc/100/threads/0101 groups/1 groups/00 \
+		groups/+0 groups/0/cpu2 groups/0/cpu01 groups/0/cpu \
+		groups/0/cpu-1 proc/100/nothing info/x; do
+		echo "$name $($BIN/helper-io errno stat "$MNT/$name")"
+	done >actual &&
+	! grep -v -e " ENOENT\$" -e "^info/x ENOTDIR\$" actual
+'
+
+unmount_timingfs
+
+fixture_config "$TRASH/unix.conf" m2 format.units=unix
+mount_timingfs "$TRASH/unix.conf" || exit 1
+
+test_expect_success 'unix units: durations and timestamps in ns' '
+	cat >expect <<-\EOT &&
+	cycles 4500000369
+	kernel_time 500000041
+	user_time 1000000082
+	creation_time 1700000050000000000
+	exit_time 0
+	EOT
+	cat "$MNT/proc/100/threads/100/times" >actual &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/proc/100/user_time")" = 3000000000 &&
+	grep -x "units unix" "$MNT/info"
+'
+
+unmount_timingfs
+
+fixture_config "$TRASH/m96.conf" m96
+mount_timingfs "$TRASH/m96.conf" || exit 1
+
+# node0 = 0-23,48-71 and node1 = 24-47,72-95 (CPU 30 offline): each
+# fills a group of its own.
+test_expect_success 'm96, groups of 64: a node per group, offline unlisted' '
+	ls "$MNT/groups" >actual &&
+	printf "0\n1\ncurrent\n" >expect &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/groups/0/cpus")" = "0-23,48-71" &&
+	test "$(cat "$MNT/groups/1/cpus")" = "24-29,31-47,72-95" &&
+	test "$(cat "$MNT/groups/0/cpu24/cpu")" = 48 &&
+	test "$(cat "$MNT/groups/1/cpu7/cpu")" = 31 &&
+	test "$($BIN/helper-io errno stat "$MNT/groups/1/cpu6")" = ENOENT &&
+	test "$(ls "$MNT/groups/1" | grep -c "^cpu[0-9]")" = 47 &&
+	test "$(wc -l <"$MNT/groups/1/idle_cycles")" = 47
+'
+
+# CPU N idles 1000+N ticks plus 2 of iowait: cpu24 is 10.26 s, cpu95
+# (group 1, M47) 10.97 s.
+test_expect_success 'm96: idle cycles by group-relative number' '
+	test "$(cat "$MNT/groups/1/cpu0/idle_cycles")" = 30780000000 &&
+	grep -x "cpu0 30780000000" "$MNT/groups/1/idle_cycles" &&
+	! grep "^cpu6 " "$MNT/groups/1/idle_cycles" &&
+	grep -x "cpu47 32910000000" "$MNT/groups/1/idle_cycles"
+'
+
+unmount_timingfs
+
+fixture_config "$TRASH/m96-16.conf" m96 groups.max_size=16
+mount_timingfs "$TRASH/m96-16.conf" || exit 1
+
+test_expect_success 'm96, groups of 16: nodes split in CPU order' '
+	for g in 0 1 2 3 4 5; do
+		echo "$g $(cat "$MNT/groups/$g/cpus")"
+	done >actual &&
+	cat >expect <<-\EOT &&
+	0 0-15
+	1 16-23,48-55
+	2 56-71
+	3 24-29,31-39
+	4 40-47,72-79
+	5 80-95
+	EOT
+	test_cmp expect actual &&
+	test "$($BIN/helper-io errno stat "$MNT/groups/6")" = ENOENT &&
+	grep -x "group_max_size 16" "$MNT/info"
+'
+
+unmount_timingfs
+
+fixture_config "$TRASH/m200.conf" m200
+mount_timingfs "$TRASH/m200.conf" || exit 1
+
+test_expect_success 'm200: a node of 100 splits 64 + 36, the next starts anew' '
+	for g in 0 1 2 3; do
+		echo "$g $(cat "$MNT/groups/$g/cpus")"
+	done >actual &&
+	printf "0 0-63\n1 64-99\n2 100-163\n3 164-199\n" >expect &&
+	test_cmp expect actual &&
+	test "$(wc -l <"$MNT/groups/0/idle_cycles")" = 64 &&
+	test "$(cat "$MNT/groups/3/cpu35/cpu")" = 199
+'
+
+unmount_timingfs
+test_done
