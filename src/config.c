@@ -2,9 +2,17 @@
  * config: the INI configuration, parsed with inih and checked key by key.
  *
  * inih calls a handler for every "key = value" but does not say on which
- * line, and says nothing of a section without keys. So the file is fed
- * to inih through a reader of our own that counts lines and checks
- * section headers: every error names the file, the line and the key.
+ * line, says nothing of a section without keys, and treats an indented
+ * line as the continuation of the previous value. So the file is fed to
+ * inih through a line reader of our own: it counts physical lines, takes
+ * the blanks off the start of each line (an indented key is a key), checks
+ * section headers, catches lines longer than inih's buffer, and ends the
+ * file at the first error. Every error names the file, the line and,
+ * where there is one, the section and key.
+ *
+ * Decisions: keys and values are case-sensitive; a key given twice is an
+ * error (the second would silently win otherwise); a section may appear
+ * more than once; inih also takes ':' for '='.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -39,32 +47,63 @@ struct key_def {
 struct parse_state {
 	const char *path;
 	FILE *file;
-	unsigned int line; /* the line inih is working on */
+	unsigned int line; /* the physical line inih is working on */
+	char section[64]; /* the section of that line, for messages */
 	struct config cfg;
 	bool seen[KEY_COUNT];
 	unsigned int err_line; /* 0: no error yet */
-	char err[256];
+	char err[320];
 };
+
+/*
+ * parse_positive - @value as a decimal integer in 1..@max: digits only,
+ * no sign, no blanks. A negative number or one too large for any type
+ * is out of range; anything else that is not digits is not a number,
+ * and @what says what was wanted instead.
+ */
+static int parse_positive(const char *value, uint64_t max, const char *what,
+			  uint64_t *out, char *why, size_t whylen)
+{
+	const char *p = value[0] == '-' ? value + 1 : value;
+	bool over = false;
+	uint64_t n = 0;
+
+	if (*p < '0' || *p > '9') {
+		snprintf(why, whylen, "'%s' is not %s", value, what);
+		return -EINVAL;
+	}
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned int digit = (unsigned int)(*p - '0');
+
+		if (n > (max - digit) / 10)
+			over = true;
+		else
+			n = n * 10 + digit;
+	}
+	if (*p) {
+		snprintf(why, whylen, "'%s' is not %s", value, what);
+		return -EINVAL;
+	}
+	if (value[0] == '-' || over || n < 1) {
+		snprintf(why, whylen, "%s is out of range 1..%llu", value,
+			 (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = n;
+	return 0;
+}
 
 static int parse_max_size(struct config *cfg, const char *value, char *why,
 			  size_t whylen)
 {
-	unsigned int n = 0;
-	const char *p;
+	uint64_t n;
+	int ret;
 
-	for (p = value; *p >= '0' && *p <= '9' && n <= CONFIG_GROUP_MAX; p++)
-		n = n * 10 + (unsigned int)(*p - '0');
-	if (p == value || (*p && (*p < '0' || *p > '9'))) {
-		snprintf(why, whylen, "'%s' is not a number", value);
-		return -EINVAL;
-	}
-	if (*p || n < 1 || n > CONFIG_GROUP_MAX) {
-		snprintf(why, whylen, "%s is out of range 1..%d", value,
-			 CONFIG_GROUP_MAX);
-		return -EINVAL;
-	}
-	cfg->group_max_size = n;
-	return 0;
+	ret = parse_positive(value, CONFIG_GROUP_MAX, "a number", &n, why,
+			     whylen);
+	if (ret == 0)
+		cfg->group_max_size = (unsigned int)n;
+	return ret;
 }
 
 static int parse_units(struct config *cfg, const char *value, char *why,
@@ -84,30 +123,18 @@ static int parse_units(struct config *cfg, const char *value, char *why,
 static int parse_tsc_hz(struct config *cfg, const char *value, char *why,
 			size_t whylen)
 {
-	unsigned long long hz = 0;
-	const char *p;
+	uint64_t hz;
+	int ret;
 
 	if (strcmp(value, "auto") == 0) {
 		cfg->tsc_hz = 0;
 		return 0;
 	}
-	for (p = value; *p >= '0' && *p <= '9'; p++) {
-		if (hz > CONFIG_TSC_HZ_MAX)
-			break;
-		hz = hz * 10 + (unsigned long long)(*p - '0');
-	}
-	if (p == value || (*p && (*p < '0' || *p > '9'))) {
-		snprintf(why, whylen, "'%s' is not auto or a number of Hz",
-			 value);
-		return -EINVAL;
-	}
-	if (*p || hz < 1 || hz > CONFIG_TSC_HZ_MAX) {
-		snprintf(why, whylen, "%s is out of range 1..%llu", value,
-			 CONFIG_TSC_HZ_MAX);
-		return -EINVAL;
-	}
-	cfg->tsc_hz = hz;
-	return 0;
+	ret = parse_positive(value, CONFIG_TSC_HZ_MAX, "auto or a number of Hz",
+			     &hz, why, whylen);
+	if (ret == 0)
+		cfg->tsc_hz = hz;
+	return ret;
 }
 
 static int parse_root(char *root, const char *value, char *why, size_t whylen)
@@ -161,7 +188,7 @@ static bool known_section(const char *section)
 	return false;
 }
 
-/* Record the first error only: it is the one on the earliest line. */
+/* Record the first error only; the reader then ends the file. */
 static void fail(struct parse_state *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void fail(struct parse_state *st, const char *fmt, ...)
@@ -180,11 +207,11 @@ static int handle_key(void *user, const char *section, const char *name,
 		      const char *value)
 {
 	struct parse_state *st = user;
-	char why[200];
+	char why[256];
 	int i;
 
-	if (!known_section(section)) {
-		fail(st, "[%s]: unknown section", section);
+	if (!*section) {
+		fail(st, "%s: key before any [section]", name);
 		return 0;
 	}
 	for (i = 0; i < KEY_COUNT; i++)
@@ -192,6 +219,7 @@ static int handle_key(void *user, const char *section, const char *name,
 		    !strcmp(keys[i].name, name))
 			break;
 	if (i == KEY_COUNT) {
+		/* An unknown section failed at its header already. */
 		fail(st, "[%s] %s: unknown key", section, name);
 		return 0;
 	}
@@ -211,40 +239,78 @@ static int handle_key(void *user, const char *section, const char *name,
 	return 1;
 }
 
-/* A section header "[name]" (blanks and a comment allowed around). */
+/* A section header "[name]": remember it, and fail on an unknown one. */
 static void check_section_line(struct parse_state *st, const char *line)
 {
-	char name[64];
-	size_t len;
 	const char *end;
+	size_t len;
 
-	while (*line == ' ' || *line == '\t')
-		line++;
 	if (*line != '[')
 		return;
 	end = strchr(line, ']');
 	if (!end)
 		return; /* inih reports it as a syntax error */
 	len = (size_t)(end - line - 1);
-	if (len >= sizeof(name))
-		len = sizeof(name) - 1;
-	memcpy(name, line + 1, len);
-	name[len] = '\0';
-	if (!known_section(name))
-		fail(st, "[%s]: unknown section", name);
+	if (len >= sizeof(st->section))
+		len = sizeof(st->section) - 1;
+	memcpy(st->section, line + 1, len);
+	st->section[len] = '\0';
+	if (!known_section(st->section))
+		fail(st, "[%s]: unknown section", st->section);
 }
 
-/* inih's line reader: fgets that counts lines and checks sections. */
+/*
+ * The rest of a line longer than inih's buffer. Skipped when the part
+ * read is a comment or ends in one ("; ..." after a blank); otherwise
+ * an error naming the key when the part read shows one.
+ */
+static void skip_long_line(struct parse_state *st, const char *line, int max)
+{
+	size_t name_end = strcspn(line, "=:"), len = name_end;
+	const char *semi = strchr(line, ';');
+	int c;
+
+	do
+		c = getc(st->file);
+	while (c != '\n' && c != EOF);
+	if (*line == ';' || *line == '#' ||
+	    (semi && semi > line && (semi[-1] == ' ' || semi[-1] == '\t')))
+		return;
+	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (line[name_end] && len > 0 && *line != '[')
+		fail(st, "[%s] %.*s: line longer than %d characters",
+		     st->section, (int)len, line, max);
+	else
+		fail(st, "line longer than %d characters", max);
+}
+
+/*
+ * inih's line reader: fgets that counts physical lines, strips leading
+ * blanks (and a UTF-8 byte order mark), checks section headers and
+ * reports the end of the file at the first error.
+ */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
-	char *line = fgets(str, num, st->file);
+	size_t skip, len;
+	int c;
 
-	if (line) {
-		st->line++;
-		check_section_line(st, line);
+	if (st->err_line || !fgets(str, num, st->file))
+		return NULL;
+	st->line++;
+	skip = st->line == 1 && strncmp(str, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+	skip += strspn(str + skip, " \t");
+	len = strlen(str + skip);
+	memmove(str, str + skip, len + 1);
+
+	if (strchr(str, '\n') == NULL && (c = getc(st->file)) != EOF) {
+		/* Exactly num - 1 characters and a newline still fit. */
+		if (c != '\n')
+			skip_long_line(st, str, num - 1);
 	}
-	return line;
+	check_section_line(st, str);
+	return str;
 }
 
 void config_defaults(struct config *cfg)
@@ -270,6 +336,7 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
 			 strerror(saved));
 		return -saved;
 	}
+	errno = 0;
 	ret = ini_parse_stream(read_line, &st, handle_key, &st);
 	if (ferror(st.file)) {
 		saved = errno ? errno : EIO;
@@ -279,11 +346,15 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
 		return -saved;
 	}
 	fclose(st.file);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: cannot parse: out of memory", path);
+		return -ENOMEM;
+	}
 	/* inih's own line number is right for lines it cannot parse. */
 	if (ret > 0 && (!st.err_line || (unsigned int)ret < st.err_line)) {
 		st.err_line = (unsigned int)ret;
 		snprintf(st.err, sizeof(st.err),
-			 "not a section, a key = value or a comment");
+			 "not a [section], a key = value or a comment");
 	}
 	if (st.err_line) {
 		snprintf(err, errlen, "%s:%u: %s", path, st.err_line, st.err);

@@ -45,8 +45,7 @@ void config_defaults(struct config *cfg);
  * be read, "FILE:LINE: message naming [section] key" for bad content.
  * @cfg is only written on success.
  */
-int config_load(struct config *cfg, const char *path, char *err,
-		size_t errlen);
+int config_load(struct config *cfg, const char *path, char *err, size_t errlen);
 
 /* config_units_name - "windows" or "unix". */
 const char *config_units_name(enum units units);

@@ -1,5 +1,9 @@
 /*
  * unit-config: the configuration file, good and bad, line by line.
+ *
+ * Each case writes a file into a fresh temporary directory and loads
+ * it. Errors are compared whole: "FILE:LINE: [section] key: why".
+ * argv[1] is t/fixtures; the shipped conf/timingfs.conf is ../../conf.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,41 +27,42 @@ static void write_conf(const char *text)
 	}
 }
 
+/* Load @text into @cfg; the return code of config_load. */
+static int load(const char *text, struct config *cfg)
+{
+	char err[512];
+
+	write_conf(text);
+	config_defaults(cfg);
+	return config_load(cfg, path, err, sizeof(err));
+}
+
 /*
- * Load @text; expect failure with "PATH:@line: " followed by a message
- * that contains @needle.
+ * Load @text and expect -EINVAL with the message "PATH:@line: @msg",
+ * and the configuration untouched.
  */
-static void expect_error(const char *text, int line, const char *needle,
+static void expect_error(const char *text, int line, const char *msg,
 			 const char *title)
 {
+	char err[512], want[512];
 	struct config cfg;
-	char err[512], prefix[200];
 	int ret;
 
 	write_conf(text);
 	config_defaults(&cfg);
 	cfg.group_max_size = 7; /* a failed load must not touch it */
+	err[0] = '\0';
 	ret = config_load(&cfg, path, err, sizeof(err));
-	snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
-	check(ret == -EINVAL && strncmp(err, prefix, strlen(prefix)) == 0 &&
-		      strstr(err, needle) && cfg.group_max_size == 7,
-	      "%s", title);
-	if (ret != -EINVAL || strncmp(err, prefix, strlen(prefix)) ||
-	    !strstr(err, needle))
-		printf("#   ret %d, message '%s', wanted '%s...%s'\n", ret,
-		       ret ? err : "", prefix, needle);
+	snprintf(want, sizeof(want), "%s:%d: %s", path, line, msg);
+	check_int(ret, -EINVAL, "%s: EINVAL", title);
+	check_str(err, want, "%s: message", title);
+	if (cfg.group_max_size != 7)
+		check(false, "%s: configuration untouched", title);
 }
 
-int main(void)
+static void test_defaults(void)
 {
 	struct config cfg;
-	char err[512];
-	int ret;
-
-	strcpy(dir, "/tmp/timingfs-config.XXXXXX");
-	if (!mkdtemp(dir))
-		return 99;
-	snprintf(path, sizeof(path), "%s/t.conf", dir);
 
 	config_defaults(&cfg);
 	check_int(cfg.group_max_size, 64, "default max_size is 64");
@@ -66,15 +71,41 @@ int main(void)
 	check_str(cfg.proc_root, "/proc", "default proc root");
 	check_str(cfg.sys_root, "/sys", "default sys root");
 	check_str(config_units_name(UNITS_UNIX), "unix", "units name unix");
+	check_str(config_units_name(UNITS_WINDOWS), "windows",
+		  "units name windows");
+}
 
-	write_conf("; every key\n"
-		   "[groups]\nmax_size = 16        ; a comment\n"
-		   "# another comment\n"
-		   "[format]\nunits = unix\n"
-		   "[clock]\ntsc_hz = 3000000000\n"
-		   "[sources]\nproc = /srv/capture/proc/\nsys = /srv/sys\n");
-	ret = config_load(&cfg, path, err, sizeof(err));
-	check_int(ret, 0, "a full file loads");
+/* The shipped file must load and say exactly what the defaults say. */
+static void test_shipped(const char *fixtures)
+{
+	struct config cfg, def;
+	char shipped[4096], err[512];
+
+	snprintf(shipped, sizeof(shipped), "%s/../../conf/timingfs.conf",
+		 fixtures);
+	config_defaults(&def);
+	memset(&cfg, 0xff, sizeof(cfg));
+	check_int(config_load(&cfg, shipped, err, sizeof(err)), 0,
+		  "conf/timingfs.conf loads");
+	check(cfg.group_max_size == def.group_max_size &&
+		      cfg.units == def.units && cfg.tsc_hz == def.tsc_hz &&
+		      !strcmp(cfg.proc_root, def.proc_root) &&
+		      !strcmp(cfg.sys_root, def.sys_root),
+	      "conf/timingfs.conf says the defaults");
+}
+
+static void test_good(void)
+{
+	struct config cfg;
+
+	check_int(load("; every key\n"
+		       "[groups]\nmax_size = 16        ; a comment\n"
+		       "# another comment\n"
+		       "[format]\nunits = unix\n"
+		       "[clock]\ntsc_hz = 3000000000\n"
+		       "[sources]\nproc = /srv/capture/proc/\nsys = /srv/sys\n",
+		       &cfg),
+		  0, "a full file loads");
 	check_int(cfg.group_max_size, 16, "max_size read past inline comment");
 	check_int(cfg.units, UNITS_UNIX, "units read");
 	check_u64(cfg.tsc_hz, 3000000000ULL, "tsc_hz read");
@@ -82,72 +113,231 @@ int main(void)
 		  "proc read, trailing slash dropped");
 	check_str(cfg.sys_root, "/srv/sys", "sys read");
 
-	write_conf("[clock]\ntsc_hz = auto\n");
-	ret = config_load(&cfg, path, err, sizeof(err));
-	check(ret == 0 && cfg.tsc_hz == 0 && cfg.group_max_size == 64,
-	      "tsc_hz auto; keys not given keep their defaults");
+	/* The contract's own example, comments aligned after values. */
+	check_int(load("[groups]\n"
+		       "max_size = 64        ; logical processors per group, "
+		       "1..64\n\n"
+		       "[format]\nunits = windows      ; windows | unix\n\n"
+		       "[clock]\ntsc_hz = auto        ; auto | Hz as a "
+		       "positive integer\n\n"
+		       "[sources]\nproc = /proc         ; procfs root\n"
+		       "sys = /sys           ; sysfs root\n",
+		       &cfg),
+		  0, "the contract's example loads");
 
-	write_conf("[groups]\nmax_size = 1\n");
-	check(config_load(&cfg, path, err, sizeof(err)) == 0 &&
+	check(load("[clock]\ntsc_hz = auto\n", &cfg) == 0 && cfg.tsc_hz == 0 &&
+		      cfg.group_max_size == 64,
+	      "tsc_hz auto; keys not given keep their defaults");
+	check(load("[clock]\ntsc_hz = 1000000000000\n", &cfg) == 0 &&
+		      cfg.tsc_hz == 1000000000000ULL,
+	      "tsc_hz 1 THz is the upper bound");
+	check(load("[groups]\nmax_size = 1\n", &cfg) == 0 &&
 		      cfg.group_max_size == 1,
 	      "max_size 1 is the lower bound");
+	check(load("[groups]\nmax_size = 64\n", &cfg) == 0 &&
+		      cfg.group_max_size == 64,
+	      "max_size 64 is the upper bound");
+	check(load("", &cfg) == 0 && cfg.group_max_size == 64,
+	      "an empty file is the defaults");
+	/* inih would take an indented line as more of the value before. */
+	check(load("[sources]\n  proc = /p\n  sys = /s\n", &cfg) == 0 &&
+		      !strcmp(cfg.proc_root, "/p") &&
+		      !strcmp(cfg.sys_root, "/s"),
+	      "indented keys are keys, not continued values");
+	check(load("[groups]\r\nmax_size = 8\r\n", &cfg) == 0 &&
+		      cfg.group_max_size == 8,
+	      "CRLF line ends");
+	check(load("[groups]\nmax_size = 8", &cfg) == 0 &&
+		      cfg.group_max_size == 8,
+	      "no newline at the end");
+	check(load("\xEF\xBB\xBF[groups]\nmax_size = 9\n", &cfg) == 0 &&
+		      cfg.group_max_size == 9,
+	      "a UTF-8 byte order mark");
+	check(load("[groups]\nmax_size: 10\n", &cfg) == 0 &&
+		      cfg.group_max_size == 10,
+	      "inih takes ':' for '='");
+	check(load("[groups]\nmax_size = 2\n[format]\nunits = unix\n"
+		   "[groups]\n",
+		   &cfg) == 0,
+	      "a section may come twice");
+	check(load("[sources]\nproc = /\n", &cfg) == 0 &&
+		      !strcmp(cfg.proc_root, "/"),
+	      "proc / stays /");
+}
 
+/* inih reads lines of up to 199 characters (Debian's INI_MAX_LINE). */
+static void test_long_lines(void)
+{
+	char text[2048], pad[512];
+	struct config cfg;
+
+	/* "proc = /" is 8 characters; 191 more make 199. */
+	memset(pad, 'a', 191);
+	pad[191] = '\0';
+	snprintf(text, sizeof(text), "[sources]\nproc = /%s\n", pad);
+	check(load(text, &cfg) == 0 && strlen(cfg.proc_root) == 192,
+	      "a line of 199 characters is whole");
+	snprintf(text, sizeof(text), "[sources]\nproc = /%s", pad);
+	check(load(text, &cfg) == 0 && strlen(cfg.proc_root) == 192,
+	      "and at the end of the file without a newline");
+	snprintf(text, sizeof(text), "[sources]\nproc = /%sb\nsys = /s\n", pad);
+	expect_error(text, 2, "[sources] proc: line longer than 199 characters",
+		     "a line of 200 characters");
+	snprintf(text, sizeof(text), "[groups]\n; %s%s\nmax_size = 3\n", pad,
+		 pad);
+	check(load(text, &cfg) == 0 && cfg.group_max_size == 3,
+	      "a long comment line is skipped whole");
+	snprintf(text, sizeof(text), "[groups]\nmax_size = 4 ; %s\nx = 1\n",
+		 pad);
+	expect_error(text, 3, "[groups] x: unknown key",
+		     "a long inline comment is skipped, lines still counted");
+}
+
+static void test_errors(void)
+{
 	expect_error("[groups]\nmax_size = 64\n[bogus]\n", 3,
 		     "[bogus]: unknown section",
 		     "an unknown section, even without keys");
 	expect_error("[groups]\nmax_size = 64\ncolour = blue\n", 3,
 		     "[groups] colour: unknown key", "an unknown key");
-	expect_error("max_size = 64\n", 1, "unknown section",
+	expect_error("[groups]\nMax_Size = 8\n", 2,
+		     "[groups] Max_Size: unknown key",
+		     "keys are case-sensitive");
+	expect_error("[format]\nmax_size = 8\n", 2,
+		     "[format] max_size: unknown key",
+		     "a key in the wrong section");
+	expect_error("max_size = 64\n", 1, "max_size: key before any [section]",
 		     "a key before any section");
 	expect_error("[groups]\nmax_size = 0\n", 2,
 		     "[groups] max_size: 0 is out of range 1..64",
 		     "max_size 0");
 	expect_error("[groups]\nmax_size = 65\n", 2,
-		     "[groups] max_size: 65 is out of range", "max_size 65");
+		     "[groups] max_size: 65 is out of range 1..64",
+		     "max_size 65");
 	expect_error("[groups]\nmax_size = abc\n", 2,
 		     "[groups] max_size: 'abc' is not a number",
 		     "max_size not a number");
-	expect_error("[groups]\nmax_size = -1\n", 2, "[groups] max_size",
+	expect_error("[groups]\nmax_size = -1\n", 2,
+		     "[groups] max_size: -1 is out of range 1..64",
 		     "max_size negative");
+	expect_error("[groups]\nmax_size = +8\n", 2,
+		     "[groups] max_size: '+8' is not a number",
+		     "max_size with a plus sign");
+	expect_error("[groups]\nmax_size = 8 8\n", 2,
+		     "[groups] max_size: '8 8' is not a number",
+		     "max_size two numbers");
 	expect_error("[groups]\nmax_size = 99999999999999999999\n", 2,
-		     "[groups] max_size: 99999999999999999999 is out of range",
-		     "max_size huge");
+		     "[groups] max_size: 99999999999999999999 is out of range "
+		     "1..64",
+		     "max_size beyond 64 bits");
 	expect_error("[format]\nunits = metric\n", 2,
 		     "[format] units: 'metric' is not windows or unix",
 		     "units bogus");
-	expect_error("[format]\nunits = Windows\n", 2, "[format] units",
+	expect_error("[format]\nunits = Windows\n", 2,
+		     "[format] units: 'Windows' is not windows or unix",
 		     "units are case-sensitive");
 	expect_error("[clock]\ntsc_hz = 0\n", 2,
-		     "[clock] tsc_hz: 0 is out of range", "tsc_hz 0");
+		     "[clock] tsc_hz: 0 is out of range 1..1000000000000",
+		     "tsc_hz 0");
 	expect_error("[clock]\ntsc_hz = -5\n", 2,
-		     "[clock] tsc_hz: '-5' is not auto or a number",
+		     "[clock] tsc_hz: -5 is out of range 1..1000000000000",
 		     "tsc_hz negative");
+	expect_error("[clock]\ntsc_hz = +5\n", 2,
+		     "[clock] tsc_hz: '+5' is not auto or a number of Hz",
+		     "tsc_hz with a plus sign");
 	expect_error("[clock]\ntsc_hz = 12x\n", 2,
-		     "[clock] tsc_hz: '12x' is not auto",
+		     "[clock] tsc_hz: '12x' is not auto or a number of Hz",
 		     "tsc_hz with garbage after the number");
+	expect_error("[clock]\ntsc_hz = 3.2e9\n", 2,
+		     "[clock] tsc_hz: '3.2e9' is not auto or a number of Hz",
+		     "tsc_hz not an integer");
+	expect_error("[clock]\ntsc_hz = AUTO\n", 2,
+		     "[clock] tsc_hz: 'AUTO' is not auto or a number of Hz",
+		     "tsc_hz AUTO");
+	expect_error("[clock]\ntsc_hz = 1000000000001\n", 2,
+		     "[clock] tsc_hz: 1000000000001 is out of range "
+		     "1..1000000000000",
+		     "tsc_hz above 1 THz");
 	expect_error("[clock]\ntsc_hz = 99999999999999999999999\n", 2,
-		     "[clock] tsc_hz: 99999999999999999999999 is out of range",
+		     "[clock] tsc_hz: 99999999999999999999999 is out of range "
+		     "1..1000000000000",
 		     "tsc_hz overflowing 64 bits");
 	expect_error("[sources]\nproc = relative/proc\n", 2,
 		     "[sources] proc: 'relative/proc' is not an absolute path",
 		     "proc relative");
 	expect_error("[sources]\nsys =\n", 2, "[sources] sys: no value",
 		     "sys empty");
+	expect_error("[sources]\nproc =      ; nothing but a comment\n", 2,
+		     "[sources] proc: no value", "proc only a comment");
 	expect_error("[groups]\nmax_size = 8\nmax_size = 9\n", 3,
 		     "[groups] max_size: given twice", "a key given twice");
+	expect_error("[groups]\nmax_size = 8\n[groups]\nmax_size = 8\n", 4,
+		     "[groups] max_size: given twice",
+		     "a key given twice in two sections of the same name");
 	expect_error("[groups]\n\nthis line has no equals sign\n", 3,
-		     "not a section, a key = value or a comment",
-		     "a line that is not INI");
+		     "not a [section], a key = value or a comment",
+		     "a line without '='");
+	expect_error("[groups\nmax_size = 8\n", 1,
+		     "not a [section], a key = value or a comment",
+		     "a section without ']'");
 	expect_error("[groups]\nmax_size = 8\n[clock]\ntsc_hz = x\n"
 		     "[format]\nunits = y\n",
-		     4, "[clock] tsc_hz", "the first of several errors");
+		     4, "[clock] tsc_hz: 'x' is not auto or a number of Hz",
+		     "the first of several errors");
+	expect_error("[groups]\nnonsense\nmax_size = 0\n", 2,
+		     "not a [section], a key = value or a comment",
+		     "a syntax error before a bad value");
+}
+
+static void test_files(void)
+{
+	char err[512], want[512];
+	struct config cfg;
+	int ret;
+
+	/* The example message of the lead, whole. */
+	write_conf("[groups]\n; 65 is too many\nmax_size = 65\n");
+	config_load(&cfg, path, err, sizeof(err));
+	snprintf(want, sizeof(want),
+		 "%s:3: [groups] max_size: 65 is out of range 1..64", path);
+	check_str(err, want, "the message names file, line, section and key");
 
 	unlink(path);
 	ret = config_load(&cfg, path, err, sizeof(err));
-	check(ret == -ENOENT && strstr(err, path) &&
-		      strstr(err, "No such file or directory"),
-	      "a missing file names the file and the reason");
-	check(strstr(err, ":1:") == NULL, "and no line");
+	snprintf(want, sizeof(want),
+		 "%s: cannot open: No such file or directory", path);
+	check_int(ret, -ENOENT, "a missing file is ENOENT");
+	check_str(err, want, "a missing file names the file and the reason");
+
+	ret = config_load(&cfg, dir, err, sizeof(err));
+	snprintf(want, sizeof(want), "%s: cannot read: Is a directory", dir);
+	check_int(ret, -EISDIR, "a directory is EISDIR");
+	check_str(err, want, "a directory names the file and the reason");
+
+	/* A short buffer is cut, never overrun. */
+	write_conf("[nope]\n");
+	memset(err, 'x', sizeof(err));
+	config_load(&cfg, path, err, 8);
+	check(err[7] == '\0' && err[8] == 'x', "the message fits errlen");
+}
+
+int main(int argc, char **argv)
+{
+	const char *fixtures = argc > 1 ? argv[1] : "t/fixtures";
+
+	strcpy(dir, "/tmp/timingfs-config.XXXXXX");
+	if (!mkdtemp(dir))
+		return 99;
+	snprintf(path, sizeof(path), "%s/t.conf", dir);
+
+	test_defaults();
+	test_shipped(fixtures);
+	test_good();
+	test_long_lines();
+	test_errors();
+	test_files();
+
+	unlink(path);
 	rmdir(dir);
 	return tap_done();
 }
