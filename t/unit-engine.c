@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -68,6 +69,15 @@ static void put(const char *dir, const char *file, const char *text)
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	f = fopen(path, "w");
 	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		exit(99);
+}
+
+static void make_dir(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (mkdir(path, 0755) != 0)
 		exit(99);
 }
 
@@ -144,6 +154,7 @@ static void test_groups_m96(void)
 	struct engine *e = fixture("m96", 64);
 	unsigned int g, m;
 	uint64_t mask;
+	char *dir;
 
 	/* node0 = 0-23,48-71 (48 CPUs), node1 = 24-47,72-95 with CPU 30
 	 * offline and dropped from its list: 48 + 48 > 64, two groups. */
@@ -175,11 +186,33 @@ static void test_groups_m96(void)
 	check_int(engine_group_cpu(e, 5, 0), 80,
 		  "m96, max_size 16: group 5 starts at cpu80");
 	engine_free(e);
+
+	/* The other way a kernel may show it: node1 lists offline 30. */
+	dir = copy_fixture("m96");
+	put(dir, "sys/devices/system/node/node1/cpulist", "24-47,72-95\n");
+	e = open_engine(dir, 64);
+	check_int(engine_group_count(e), 2, "m96, 30 in node1: two groups");
+	check(engine_cpu_group(e, 30, &g, &m) == 0 && g == 1 && m == 6,
+	      "m96, 30 in node1: cpu30 is group 1 processor 6");
+	check(engine_group_online(e, 1, &mask) == 0 &&
+		      mask == (((1ULL << 48) - 1) & ~(1ULL << 6)),
+	      "m96, 30 in node1: still not online");
+	/* CPU 30 comes online: same place, now in the mask. */
+	put(dir, "sys/devices/system/cpu/online", "0-95\n");
+	check(engine_group_online(e, 1, &mask) == 0 &&
+		      mask == ((1ULL << 48) - 1),
+	      "m96: cpu30 online again, at the same M");
+	put(dir, "sys/devices/system/cpu/online", "0-x\n");
+	check_int(engine_group_online(e, 1, &mask), -EIO,
+		  "m96: a malformed online list is EIO");
+	remove_tree(dir);
+	engine_free(e);
 }
 
 static void test_groups_m200(void)
 {
 	struct engine *e = fixture("m200", 64);
+	uint64_t mask, cycles[64];
 
 	/* node0 = 0-99 splits 64 + 36; node1 = 100-199 starts a new group
 	 * and splits 64 + 36; node2 has no CPUs. */
@@ -191,6 +224,38 @@ static void test_groups_m200(void)
 		  "m200: node1 starts group 2 at cpu100");
 	check_int(engine_group_cpu(e, 3, 35), 199,
 		  "m200: group 3 ends at cpu199");
+	check_int(engine_group_cpu(e, 3, 36), -ENOENT,
+		  "m200: group 3 has no M36");
+	check(engine_group_online(e, 1, &mask) == 0 && mask == (1ULL << 36) - 1,
+	      "m200: group 1 online mask has 36 bits");
+	check(engine_group_online(e, 0, &mask) == 0 && mask == UINT64_MAX,
+	      "m200: group 0 online mask has all 64 bits");
+	/* cpu199 = group 3 M35: idle 1199 + iowait 2 = 1201 ticks =
+	 * 12.01 s = 36.03e9 cycles. cpu63 = group 0 M63: 1063 + 2 =
+	 * 1065 ticks = 31.95e9 cycles. */
+	check(engine_group_idle_cycles(e, 3, &mask, cycles) == 0 &&
+		      mask == (1ULL << 36) - 1,
+	      "m200: group 3 idle snapshot of 36");
+	check_u64(cycles[35], 36030000000ULL, "m200: cpu199 idle cycles");
+	check(engine_group_idle_cycles(e, 0, &mask, cycles) == 0 &&
+		      mask == UINT64_MAX,
+	      "m200: group 0 idle snapshot of 64");
+	check_u64(cycles[63], 31950000000ULL, "m200: cpu63 idle cycles");
+	engine_free(e);
+
+	/* node0 = 0-99: 6 groups of 16 and 96-99; node1 the same. */
+	e = fixture("m200", 16);
+	check_int(engine_group_count(e), 14, "m200, max_size 16: 14 groups");
+	check_int(engine_group_size(e, 6), 4,
+		  "m200, max_size 16: group 6 is node0's last 4");
+	check_int(engine_group_cpu(e, 6, 0), 96,
+		  "m200, max_size 16: group 6 starts at cpu96");
+	check_int(engine_group_cpu(e, 7, 0), 100,
+		  "m200, max_size 16: node1 starts group 7");
+	check_int(engine_group_cpu(e, 13, 3), 199,
+		  "m200, max_size 16: group 13 ends at cpu199");
+	check_int(engine_group_size(e, 14), 0,
+		  "m200, max_size 16: no group 14");
 	engine_free(e);
 
 	e = fixture("nonuma", 2);
@@ -241,23 +306,31 @@ static void test_idle(void)
 
 	dir = copy_fixture("m2");
 	e = open_engine(dir, 64);
-	engine_group_idle_cycles(e, 0, &mask, cycles);
-	{
-		char path[PATH_MAX], cmd[2 * PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/proc/stat", dir);
-		snprintf(cmd, sizeof(cmd), "cp '%s/stat-iowait-down' '%s'",
-			 fixtures, path);
-		if (system(cmd) != 0)
-			exit(99);
-	}
-	/* Now cpu0's iowait fell 20 -> 10 (5010 ticks) and cpu1's idle
-	 * rose 5000 -> 5100 (5130 ticks = 153.9e9 cycles). */
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), 0,
+		  "iowait down: first read");
+	/* Now cpu0's iowait falls 20 -> 10 (5010 ticks, less than the
+	 * 5020 read) and cpu1's idle rises 5000 -> 5100 (5130 ticks =
+	 * 51.3 s = 153.9e9 cycles). */
+	put(dir, "proc/stat",
+	    "cpu  300 0 200 10100 40 0 0 0 0 0\n"
+	    "cpu0 100 0 100 5000 10 0 0 0 0 0\n"
+	    "cpu1 200 0 100 5100 30 0 0 0 0 0\n"
+	    "intr 1000 0 0\nctxt 5000\nbtime 1700000000\nprocesses 300\n"
+	    "procs_running 1\nprocs_blocked 0\n");
 	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), 0,
 		  "iowait down: read again");
 	check_u64(cycles[0], 150600000000ULL,
 		  "iowait down: cpu0 does not go backwards");
 	check_u64(cycles[1], 153900000000ULL, "iowait down: cpu1 moves on");
+	/* cpu0 back above its high-water mark: 5000 + 30 = 5030 ticks. */
+	put(dir, "proc/stat",
+	    "cpu  300 0 200 10100 60 0 0 0 0 0\n"
+	    "cpu0 100 0 100 5000 30 0 0 0 0 0\n"
+	    "cpu1 200 0 100 5100 30 0 0 0 0 0\n"
+	    "btime 1700000000\n");
+	check(engine_group_idle_cycles(e, 0, &mask, cycles) == 0 &&
+		      cycles[0] == 150900000000ULL,
+	      "iowait up again: cpu0 moves on from the kernel's value");
 	put(dir, "proc/stat", "cpu  1 2 3\ncpu0 1 2 3\nbtime 1\n");
 	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), -EIO,
 		  "a short cpu line is EIO");
@@ -378,11 +451,18 @@ static void test_times_monotonic(void)
 	engine_free(e);
 }
 
-static int count_cb(void *ctx, pid_t id)
-{
-	long *sum = ctx;
+struct ids {
+	size_t n;
+	pid_t id[16];
+};
 
-	*sum = *sum * 1000 + id;
+static int collect_cb(void *ctx, pid_t id)
+{
+	struct ids *ids = ctx;
+
+	if (ids->n < 16)
+		ids->id[ids->n] = id;
+	ids->n++;
 	return 0;
 }
 
@@ -393,25 +473,63 @@ static int stop_cb(void *ctx, pid_t id)
 	return 7;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The ids collected, sorted (readdir order is the filesystem's). */
+static const char *ids_text(struct ids *ids)
+{
+	static char buf[256];
+	size_t i, len = 0, n = ids->n < 16 ? ids->n : 16;
+
+	qsort(ids->id, n, sizeof(ids->id[0]), cmp_pid);
+	buf[0] = '\0';
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d",
+					i ? "," : "", (int)ids->id[i]);
+	return buf;
+}
+
 static void test_lists(void)
 {
 	struct engine *e = fixture("m2", 64);
-	long sum = 0;
+	struct ids ids = { 0 };
+	char *dir;
 
-	/* readdir order is the filesystem's: compare the sum and count. */
-	check_int(engine_for_each_thread(e, 100, count_cb, &sum), 0,
+	check_int(engine_for_each_thread(e, 100, collect_cb, &ids), 0,
 		  "threads of 100 listed");
-	check(sum % 1000 + sum / 1000 % 1000 + sum / 1000000 % 1000 == 303 &&
-		      sum / 1000000000 == 0,
-	      "threads of 100 are 100, 101, 102");
-	check_int(engine_for_each_thread(e, 999, count_cb, &sum), -ENOENT,
+	check_str(ids_text(&ids), "100,101,102",
+		  "threads of 100 are 100, 101, 102");
+	ids.n = 0;
+	check_int(engine_for_each_thread(e, 200, collect_cb, &ids), 0,
+		  "threads of 200 listed");
+	check_str(ids_text(&ids), "200", "process 200 has one thread");
+	check_int(engine_for_each_thread(e, 999, collect_cb, &ids), -ENOENT,
 		  "threads of a missing process: ENOENT");
 	check_int(engine_for_each_process(e, stop_cb, NULL), 7,
 		  "a callback's nonzero return stops the walk");
-	sum = 0;
-	engine_for_each_process(e, count_cb, &sum);
-	check(sum % 1000 + sum / 1000 % 1000 == 300 && sum / 1000000 == 0,
-	      "processes: 100 and 200; not thread 101, not stat");
+	ids.n = 0;
+	check_int(engine_for_each_process(e, collect_cb, &ids), 0,
+		  "processes listed");
+	check_str(ids_text(&ids), "100,200",
+		  "processes: 100 and 200; not thread 101, not stat");
+	engine_free(e);
+
+	/* Directories of other names, as /proc has (net, sys, self). */
+	dir = copy_fixture("m2");
+	e = open_engine(dir, 64);
+	make_dir(dir, "proc/sys");
+	make_dir(dir, "proc/1x");
+	make_dir(dir, "proc/0100");
+	ids.n = 0;
+	engine_for_each_process(e, collect_cb, &ids);
+	check_str(ids_text(&ids), "100,200",
+		  "processes: only canonical numeric directories");
+	remove_tree(dir);
 	engine_free(e);
 }
 
