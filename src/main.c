@@ -4,7 +4,17 @@
  * Parses the options (ours, then libfuse's), loads the configuration,
  * builds the engine, mounts and serves until unmounted or signalled.
  * This is the only place that exits; the exit status says what went
- * wrong: 1 cannot mount or serve, 2 bad usage or configuration.
+ * wrong: 0 after a clean unmount or SIGTERM/SIGINT, 1 when it cannot
+ * mount or serve, 2 for bad usage or a bad configuration.
+ *
+ * Mount options added by default, before the user's (so that a later
+ * -o of the user's wins where libfuse keeps the last):
+ *   ro                   nothing can be changed (handlers say EROFS
+ *                        even if mounted rw)
+ *   default_permissions  the kernel checks modes and owners
+ *   fsname=, subtype=    "timingfs" in /proc/mounts
+ *   auto_unmount         the mount goes when the daemon dies, even by
+ *                        SIGKILL; -o no_auto_unmount leaves it out
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,26 +31,29 @@
 #include "engine.h"
 #include "fs.h"
 
-#include <fuse_lowlevel.h>
-
 #define EXIT_SERVE 1
 #define EXIT_USAGE 2
 
-/* Worker threads at most, when multi-threaded. */
-#define MAX_THREADS 8
-
 struct options {
 	const char *config;
+	char *mountpoint; /* as given */
 	int help;
 	int version;
+	int no_auto_unmount;
 };
 
 enum { KEY_HELP, KEY_VERSION };
 
+#define OPTION(TEMPLATE, FIELD, VALUE)                           \
+	{                                                        \
+		TEMPLATE, offsetof(struct options, FIELD), VALUE \
+	}
+
 static const struct fuse_opt option_spec[] = {
-	{ "-c %s", offsetof(struct options, config), 0 },
-	{ "--config=%s", offsetof(struct options, config), 0 },
-	{ "config=%s", offsetof(struct options, config), 0 },
+	OPTION("-c %s", config, 0),
+	OPTION("--config=%s", config, 0),
+	OPTION("config=%s", config, 0),
+	OPTION("no_auto_unmount", no_auto_unmount, 1),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -81,9 +94,17 @@ static int option_key(void *data, const char *arg, int key,
 {
 	struct options *o = data;
 
-	(void)arg;
 	(void)args;
 	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		/* Ours, so that a missing directory is "cannot mount". */
+		if (o->mountpoint) {
+			log_msg(LOG_ERR, "one mount point only: %s, %s",
+				o->mountpoint, arg);
+			return -1;
+		}
+		o->mountpoint = strdup(arg);
+		return o->mountpoint ? 0 : -1;
 	case KEY_HELP:
 		o->help = 1;
 		return 0;
@@ -91,22 +112,24 @@ static int option_key(void *data, const char *arg, int key,
 		o->version = 1;
 		return 0;
 	}
-	return 1; /* keep the rest for libfuse */
+	return 1; /* the rest is libfuse's */
 }
 
 static void usage(const char *prog)
 {
 	printf("usage: %s [options] MOUNTPOINT\n\n"
-	       "Windows timing data (cycles, process and thread times, idle\n"
-	       "cycles of processor groups) as files.\n\n"
+	       "The Windows timing APIs as files: cycles, process and thread\n"
+	       "times, and the idle cycles of processor groups.\n\n"
 	       "timingfs options:\n"
 	       "    -c FILE, --config=FILE, -o config=FILE\n"
 	       "                           configuration file (default: %s\n"
-	       "                           when present)\n"
+	       "                           when present, else built-in)\n"
 	       "    -f                     stay in the foreground\n"
 	       "    -d                     debug output (implies -f)\n"
 	       "    -s                     single-threaded\n"
-	       "    -o OPT[,OPT...]        mount options\n"
+	       "    -o OPT[,OPT...]        mount options (below); timingfs adds\n"
+	       "                           ro,default_permissions,auto_unmount\n"
+	       "    -o no_auto_unmount     leave the mount behind if killed\n"
 	       "    -h, --help             this help\n"
 	       "    -V, --version          the version\n\n",
 	       prog, CONFIG_DEFAULT_PATH);
@@ -115,8 +138,8 @@ static void usage(const char *prog)
 /* The configuration: the one named, else the default file, else none. */
 static int load_config(const struct options *o, struct config *cfg)
 {
-	char err[512];
 	const char *path = o->config;
+	char err[512];
 
 	if (!path && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
 		path = CONFIG_DEFAULT_PATH;
@@ -131,15 +154,52 @@ static int load_config(const struct options *o, struct config *cfg)
 	return 0;
 }
 
-/* Serve until unmounted or signalled; returns the exit status. */
-static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
+/* Our default mount options, in front of the user's. */
+static int add_mount_defaults(struct fuse_args *args, const struct options *o)
 {
-	struct fuse_session *se = fuse_get_session(fuse);
+	const char *opts = o->no_auto_unmount ?
+				   "-oro,default_permissions,fsname=timingfs,"
+				   "subtype=timingfs" :
+				   "-oro,default_permissions,fsname=timingfs,"
+				   "subtype=timingfs,auto_unmount";
+
+	return fuse_opt_insert_arg(args, 1, opts);
+}
+
+/*
+ * Run the request loop: several workers, at most cmd->max_threads (10
+ * unless -o max_threads=N), idle ones kept (libfuse's default since
+ * 3.12: destroying and re-creating threads costs more than it saves).
+ */
+static int run_loop(struct fuse_session *se,
+		    const struct fuse_cmdline_opts *cmd)
+{
 	struct fuse_loop_config *loop;
 	int ret;
 
-	if (fuse_mount(fuse, cmd->mountpoint) != 0)
-		return EXIT_SERVE;
+	if (cmd->singlethread)
+		return fuse_session_loop(se);
+	loop = fuse_loop_cfg_create();
+	if (!loop)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(loop, (unsigned int)cmd->clone_fd);
+	fuse_loop_cfg_set_max_threads(loop, cmd->max_threads);
+	/* libfuse's "no limit" is (unsigned)-1, which its setter refuses. */
+	if (cmd->max_idle_threads != (unsigned int)-1)
+		fuse_loop_cfg_set_idle_threads(loop, cmd->max_idle_threads);
+	ret = fuse_session_loop_mt(se, loop);
+	fuse_loop_cfg_destroy(loop);
+	return ret;
+}
+
+/* Mount, serve until unmounted or signalled; returns the exit status. */
+static int serve(struct fuse_session *se, const char *mountpoint,
+		 const struct fuse_cmdline_opts *cmd)
+{
+	int ret;
+
+	if (fuse_session_mount(se, mountpoint) != 0)
+		return EXIT_SERVE; /* libfuse said why */
 	if (fuse_daemonize(cmd->foreground) != 0) {
 		ret = EXIT_SERVE;
 		goto out_unmount;
@@ -152,32 +212,18 @@ static int serve(struct fuse *fuse, const struct fuse_cmdline_opts *cmd)
 		ret = EXIT_SERVE;
 		goto out_unmount;
 	}
-	if (cmd->singlethread) {
-		ret = fuse_loop(fuse);
-	} else {
-		loop = fuse_loop_cfg_create();
-		if (!loop) {
-			ret = EXIT_SERVE;
-			goto out_signals;
-		}
-		fuse_loop_cfg_set_clone_fd(loop, cmd->clone_fd);
-		fuse_loop_cfg_set_max_threads(loop, MAX_THREADS);
-		fuse_loop_cfg_set_idle_threads(loop, MAX_THREADS / 2);
-		ret = fuse_loop_mt(fuse, loop);
-		fuse_loop_cfg_destroy(loop);
-	}
-	/* A signal that ended the loop is a clean stop. */
+	ret = run_loop(se, cmd);
+	fuse_remove_signal_handlers(se);
+	/* The loop returns the signal that ended it: a clean stop. */
 	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
 		ret = 0;
 	if (ret != 0) {
-		log_msg(LOG_ERR, "serving failed: %s",
+		log_msg(LOG_ERR, "serving %s failed: %s", mountpoint,
 			strerror(ret < 0 ? -ret : ret));
 		ret = EXIT_SERVE;
 	}
-out_signals:
-	fuse_remove_signal_handlers(se);
 out_unmount:
-	fuse_unmount(fuse);
+	fuse_session_unmount(se);
 	return ret;
 }
 
@@ -187,7 +233,8 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct options o = { 0 };
 	struct engine *engine = NULL;
-	struct fuse *fuse;
+	struct fuse_session *se;
+	char *mountpoint = NULL;
 	struct config cfg;
 	char err[512];
 	int status = EXIT_USAGE;
@@ -198,41 +245,47 @@ int main(int argc, char *argv[])
 	if (o.help) {
 		usage(argv[0]);
 		fuse_cmdline_help();
-		fuse_lib_help(&args);
+		fuse_lowlevel_help();
 		status = 0;
 		goto out;
 	}
 	if (o.version) {
-		printf("timingfs %s\nlibfuse %s\n", TIMINGFS_VERSION,
-		       fuse_pkgversion());
+		printf("timingfs version %s\nlibfuse version %s\n",
+		       TIMINGFS_VERSION, fuse_pkgversion());
 		status = 0;
 		goto out;
 	}
-	if (fuse_parse_cmdline(&args, &cmd) != 0)
+	if (add_mount_defaults(&args, &o) != 0 ||
+	    fuse_parse_cmdline(&args, &cmd) != 0)
 		goto out;
-	if (!cmd.mountpoint) {
+	if (!o.mountpoint) {
 		log_msg(LOG_ERR, "no mount point given (see --help)");
 		goto out;
 	}
 	if (load_config(&o, &cfg) < 0)
 		goto out;
-	/* Read-only, and gone with the daemon even when it is killed. */
-	if (fuse_opt_add_arg(&args, "-oro,auto_unmount,fsname=timingfs,"
-				    "subtype=timingfs") != 0)
+	mountpoint = realpath(o.mountpoint, NULL);
+	if (!mountpoint) {
+		log_msg(LOG_ERR, "cannot mount on %s: %s", o.mountpoint,
+			strerror(errno));
+		status = EXIT_SERVE;
 		goto out;
+	}
 	if (engine_new(&cfg, &engine, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERR, "%s", err);
 		status = EXIT_SERVE;
 		goto out;
 	}
-	fuse = fuse_new(&args, fs_operations(), sizeof(struct fuse_operations),
-			engine);
-	if (!fuse)
+	se = fuse_session_new(&args, fs_operations(),
+			      sizeof(struct fuse_lowlevel_ops), engine);
+	if (!se)
 		goto out; /* libfuse said which option it did not take */
-	status = serve(fuse, &cmd);
-	fuse_destroy(fuse);
+	status = serve(se, mountpoint, &cmd);
+	fuse_session_destroy(se);
 out:
 	engine_free(engine);
+	free(mountpoint);
+	free(o.mountpoint);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	return status;
