@@ -1,10 +1,18 @@
 /*
  * helper-busy: a process with a busy thread and a sleeping one, for the
- * live tests. Prints "PID BUSY_TID SLEEPING_TID" and runs until stdin
- * reaches end of file (or it is killed).
+ * live tests. Prints "PID BUSY_TID SLEEPING_TID" once both threads run,
+ * then runs until stdin reaches end of file, or with -k until it is
+ * killed (SIGTERM ends it).
+ *
+ * The busy thread alternates between spinning in user mode and reading
+ * /dev/zero (copying zeroes in kernel mode), so that its time has both
+ * a user and a kernel share.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,12 +20,20 @@ static volatile pid_t busy_tid, sleeping_tid;
 
 static void *busy(void *arg)
 {
-	volatile unsigned long n = 0;
+	static char buf[1 << 16];
+	volatile unsigned long n;
+	int fd, i;
 
 	(void)arg;
+	fd = open("/dev/zero", O_RDONLY);
 	busy_tid = (pid_t)syscall(SYS_gettid);
-	for (;;)
-		n++;
+	for (;;) {
+		for (n = 0; n < 2000000; n++)
+			;
+		for (i = 0; fd >= 0 && i < 50; i++)
+			if (read(fd, buf, sizeof(buf)) < 0)
+				break;
+	}
 	return NULL;
 }
 
@@ -30,7 +46,7 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t a, b;
 	char buf[64];
@@ -42,6 +58,9 @@ int main(void)
 		usleep(1000);
 	printf("%d %d %d\n", (int)getpid(), (int)busy_tid, (int)sleeping_tid);
 	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "-k"))
+		for (;;)
+			pause();
 	while (read(0, buf, sizeof(buf)) > 0)
 		;
 	return 0;

@@ -3,11 +3,16 @@
  *
  *   helper-io errno OP PATH [PATH2]  make one call; print OK or the
  *                                    errno name (ENOENT, EROFS, ...)
- *   helper-io pread PATH OFF LEN     open, and as the first read,
+ *   helper-io pread PATH OFF LEN     open, and as the very first read,
  *                                    pread LEN bytes at OFF; print them
- *   helper-io bytewise PATH          read one byte at a time; print all
+ *   helper-io bytewise PATH          read one byte per read(); print all
  *   helper-io hold PATH              open; print "open"; wait for a line
- *                                    on stdin; then read and print all
+ *                                    on stdin; then fstat (print
+ *                                    "mode MODE uid UID") and read and
+ *                                    print all of it
+ *
+ * Exit status: 0, 1 when a call of pread, bytewise or hold fails (its
+ * errno name printed on stderr), 2 for bad usage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,27 +24,45 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-static int make_call(const char *op, const char *path, const char *path2)
+static int open_read(const char *path)
 {
 	char buf[64];
 	int fd;
 
-	if (!strcmp(op, "read")) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
-			return -1;
-		return close(fd);
-	}
-	if (!strcmp(op, "write")) {
-		fd = open(path, O_WRONLY);
-		if (fd < 0)
-			return -1;
-		return write(fd, "1\n", 2) < 0 ? -1 : close(fd);
-	}
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
+		return -1;
+	return close(fd);
+}
+
+static int open_write(const char *path)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	return write(fd, "1\n", 2) < 0 ? -1 : close(fd);
+}
+
+static int make_call(const char *op, const char *path, const char *path2)
+{
+	struct stat st;
+	char buf[256];
+
+	if (!strcmp(op, "read"))
+		return open_read(path);
+	if (!strcmp(op, "write"))
+		return open_write(path);
 	if (!strcmp(op, "rdwr"))
 		return open(path, O_RDWR) < 0 ? -1 : 0;
+	if (!strcmp(op, "trunc"))
+		return open(path, O_RDONLY | O_TRUNC) < 0 ? -1 : 0;
 	if (!strcmp(op, "create"))
-		return open(path, O_WRONLY | O_CREAT | O_EXCL, 0644) < 0 ? -1 : 0;
+		return open(path, O_WRONLY | O_CREAT | O_EXCL, 0644) < 0 ? -1 :
+									   0;
+	if (!strcmp(op, "creat"))
+		return creat(path, 0644) < 0 ? -1 : 0;
 	if (!strcmp(op, "mkdir"))
 		return mkdir(path, 0755);
 	if (!strcmp(op, "mknod"))
@@ -66,13 +89,22 @@ static int make_call(const char *op, const char *path, const char *path2)
 		return setxattr(path, "user.x", "1", 1, 0);
 	if (!strcmp(op, "removexattr"))
 		return removexattr(path, "user.x");
-	if (!strcmp(op, "stat")) {
-		struct stat st;
-
+	if (!strcmp(op, "stat"))
 		return stat(path, &st);
-	}
+	if (!strcmp(op, "lstat"))
+		return lstat(path, &st);
+	if (!strcmp(op, "readlink"))
+		return readlink(path, buf, sizeof(buf)) < 0 ? -1 : 0;
+	if (!strcmp(op, "opendir"))
+		return open(path, O_RDONLY | O_DIRECTORY) < 0 ? -1 : 0;
 	fprintf(stderr, "helper-io: unknown call %s\n", op);
 	exit(2);
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "%s: %s\n", what, strerrorname_np(errno));
+	return 1;
 }
 
 static int print_all(int fd, size_t chunk)
@@ -82,13 +114,42 @@ static int print_all(int fd, size_t chunk)
 
 	while ((n = read(fd, buf, chunk)) > 0)
 		fwrite(buf, 1, (size_t)n, stdout);
-	return n < 0 ? 1 : 0;
+	return n < 0 ? fail("read") : 0;
+}
+
+static int first_pread(int fd, const char *off, const char *len)
+{
+	char buf[4096];
+	size_t size = (size_t)atoi(len);
+	ssize_t n;
+
+	if (size > sizeof(buf))
+		size = sizeof(buf);
+	n = pread(fd, buf, size, atoi(off));
+	if (n < 0)
+		return fail("pread");
+	fwrite(buf, 1, (size_t)n, stdout);
+	return 0;
+}
+
+static int hold(int fd)
+{
+	char line[16];
+	struct stat st;
+
+	puts("open");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	if (fstat(fd, &st) < 0)
+		return fail("fstat");
+	printf("mode %o uid %u\n", (unsigned int)st.st_mode,
+	       (unsigned int)st.st_uid);
+	return print_all(fd, 4096);
 }
 
 int main(int argc, char **argv)
 {
-	char buf[4096], line[16];
-	ssize_t n;
 	int fd;
 
 	if (argc >= 4 && !strcmp(argv[1], "errno")) {
@@ -101,25 +162,13 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	fd = open(argv[2], O_RDONLY);
-	if (fd < 0) {
-		printf("%s\n", strerrorname_np(errno));
-		return 1;
-	}
-	if (!strcmp(argv[1], "pread") && argc == 5) {
-		n = pread(fd, buf, (size_t)atoi(argv[4]), atoi(argv[3]));
-		if (n < 0)
-			return 1;
-		fwrite(buf, 1, (size_t)n, stdout);
-		return 0;
-	}
+	if (fd < 0)
+		return fail("open");
+	if (!strcmp(argv[1], "pread") && argc == 5)
+		return first_pread(fd, argv[3], argv[4]);
 	if (!strcmp(argv[1], "bytewise"))
 		return print_all(fd, 1);
-	if (!strcmp(argv[1], "hold")) {
-		puts("open");
-		fflush(stdout);
-		if (!fgets(line, sizeof(line), stdin))
-			return 1;
-		return print_all(fd, sizeof(buf));
-	}
+	if (!strcmp(argv[1], "hold"))
+		return hold(fd);
 	return 2;
 }

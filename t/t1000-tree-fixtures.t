@@ -14,8 +14,57 @@ test_expect_success 'the root holds info, groups and proc' '
 	test_cmp expect actual
 '
 
+# Every node of the tree, without following links. Thread 102's stat
+# is cut short: the thread is listed, but looking into it is EIO.
+test_expect_success 'the whole tree of m2' '
+	! (cd "$MNT" && find . 2>"$TRASH/err") >unsorted &&
+	cat err &&
+	grep -x "find: .\./proc/100/threads/102.: Input/output error" err &&
+	test "$(wc -l <err)" = 1 &&
+	sort unsorted >actual &&
+	task_files() {
+		for f in creation_time cycles exit_time kernel_time times \
+			user_time; do
+			echo "$1/$f"
+		done
+	} &&
+	{
+		echo . && echo ./info &&
+		echo ./groups && echo ./groups/current && echo ./groups/0 &&
+		echo ./groups/0/cpus && echo ./groups/0/idle_cycles &&
+		for m in 0 1; do
+			echo ./groups/0/cpu$m &&
+			echo ./groups/0/cpu$m/cpu &&
+			echo ./groups/0/cpu$m/idle_cycles
+		done &&
+		echo ./proc && echo ./proc/self &&
+		for p in 100 200; do
+			echo ./proc/$p && task_files ./proc/$p &&
+			echo ./proc/$p/threads
+		done &&
+		for t in 100 101; do
+			echo ./proc/100/threads/$t &&
+			task_files ./proc/100/threads/$t
+		done &&
+		echo ./proc/100/threads/102 &&
+		echo ./proc/200/threads/200 &&
+		task_files ./proc/200/threads/200
+	} | sort >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'types and modes: files 0444, dirs 0555, links 0777' '
+	(cd "$MNT" && find . -printf "%y %m %s %p\n" 2>/dev/null) >all || :
+	cat all &&
+	! grep -v -e "^d 555 " -e "^f 444 0 " -e "^l 777 " all &&
+	grep -x "l 777 .* ./proc/self" all &&
+	grep -x "l 777 .* ./groups/current" all &&
+	test "$(grep -c "^f " all)" = 37 &&
+	test "$(grep -c "^d " all)" = 13
+'
+
 test_expect_success 'info says what the engine found' '
-	version=$("$TIMINGFS" --version | sed -n "s/^timingfs //p") &&
+	version=$("$TIMINGFS" --version | sed -n "s/^timingfs version //p") &&
 	cat >expect <<-EOT &&
 	version $version
 	units windows
@@ -172,6 +221,39 @@ test_expect_success 'unix units: durations and timestamps in ns' '
 	test_cmp expect actual &&
 	test "$(cat "$MNT/proc/100/user_time")" = 3000000000 &&
 	grep -x "units unix" "$MNT/info"
+'
+
+unmount_timingfs
+
+fixture_config "$TRASH/cpuidle.conf" cpuidle
+mount_timingfs "$TRASH/cpuidle.conf" || exit 1
+
+# The residencies of the idle states, microseconds: cpu0 100 + 2000000 +
+# 500000 = 2.5001 s, cpu1 10 + 1000 = 1.01 ms; /proc/stat is not used.
+test_expect_success 'cpuidle: idle cycles from the idle states residencies' '
+	grep -x "idle_source cpuidle" "$MNT/info" &&
+	printf "cpu0 7500300000\ncpu1 3030000\n" >expect &&
+	cat "$MNT/groups/0/idle_cycles" >actual &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/groups/0/cpu1/idle_cycles")" = 3030000
+'
+
+unmount_timingfs
+
+fixture_config "$TRASH/nonuma.conf" nonuma groups.max_size=2
+mount_timingfs "$TRASH/nonuma.conf" || exit 1
+
+# No node directories: every CPU is in node 0, which groups of 2 split.
+test_expect_success 'no NUMA information: one node, split by max_size' '
+	ls "$MNT/groups" >actual &&
+	printf "0\n1\ncurrent\n" >expect &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/groups/0/cpus")" = 0-1 &&
+	test "$(cat "$MNT/groups/1/cpus")" = 2 &&
+	test "$(cat "$MNT/groups/1/cpu0/cpu")" = 2 &&
+	printf "cpu0 300000000\n" >expect &&
+	test_cmp expect "$MNT/groups/1/idle_cycles" &&
+	test "$($BIN/helper-io errno stat "$MNT/groups/1/cpu1")" = ENOENT
 '
 
 unmount_timingfs

@@ -1,0 +1,303 @@
+#!/bin/bash
+# The live system: a process with a busy thread and a sleeping one, read
+# through timingfs and compared with the kernel's own files. No test
+# depends on how fast anything runs: every kernel value is read before
+# and after the file it is compared with, and bounds the file's value.
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+write_config "$TRASH/live.conf" format.units=windows
+mount_timingfs "$TRASH/live.conf" || exit 1
+
+before_start=$(date +%s%N)
+"$BIN/helper-busy" -k >"$TRASH/pids" &
+HELPER=$!
+kill_at_exit "$HELPER"
+for i in $(seq 1 200); do
+	[ -s "$TRASH/pids" ] && break
+	sleep 0.05
+done
+after_start=$(date +%s%N)
+read -r PID BUSY SLEEPER <"$TRASH/pids"
+HZ=$(sed -n "s/^tsc_hz //p" "$MNT/info")
+export PID BUSY SLEEPER HZ before_start after_start
+
+# The busy thread's runtime in ns, from the kernel.
+sched_ns() {
+	local ns rest
+	read -r ns rest <"/proc/$PID/task/$1/schedstat" && echo "$ns"
+}
+
+# Let the busy thread run up half a second of CPU time, however long
+# that takes.
+while [ "$(sched_ns "$BUSY")" -lt 500000000 ]; do sleep 0.1; done
+
+test_expect_success 'the helper runs as it said' '
+	test "$PID" = "$HELPER" &&
+	test -d "/proc/$PID/task/$BUSY" && test -d "/proc/$PID/task/$SLEEPER"
+'
+
+test_expect_success 'info has a TSC frequency and its source' '
+	test "$HZ" -gt 1000000 &&
+	grep -E "^tsc_source (cpuid|calibrated|cntfrq)$" "$MNT/info" &&
+	grep -x "units windows" "$MNT/info" &&
+	grep -x "clk_tck $(getconf CLK_TCK)" "$MNT/info"
+'
+
+test_expect_success 'threads/ lists the threads /proc lists' '
+	ls "/proc/$PID/task" >expect &&
+	ls "$MNT/proc/$PID/threads" >actual &&
+	test_cmp expect actual &&
+	test "$(wc -l <actual)" = 3
+'
+
+test_expect_success 'proc/ lists processes, not threads, and self' '
+	ls "$MNT/proc" >list &&
+	grep -x "$PID" list && grep -x 1 list && grep -x self list &&
+	! grep -x "$BUSY" list &&
+	ls /proc | grep -E "^[0-9]+$" | sort -n >procs &&
+	grep -E "^[0-9]+$" list | sort -n >ours &&
+	comm -23 procs ours >only-kernel &&
+	echo "processes only /proc lists: $(cat only-kernel)" &&
+	test "$(wc -l <only-kernel)" -le 5
+'
+
+test_expect_success 'a thread is no process; a thread of another is none of ours' '
+	test "$($BIN/helper-io errno stat "$MNT/proc/$BUSY")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$MNT/proc/$PID/threads/1")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$MNT/proc/1/threads/$BUSY")" = ENOENT &&
+	test "$($BIN/helper-io errno read "$MNT/proc/$BUSY/cycles")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$MNT/proc/$PID/threads/$BUSY")" = OK
+'
+
+# The thread's runtime from schedstat, read before and after the file,
+# bounds the file's value: within 2% of that range.
+test_expect_success 'busy thread: cycles / tsc_hz within 2% of schedstat' '
+	before=$(sched_ns "$BUSY") &&
+	cycles=$(cat "$MNT/proc/$PID/threads/$BUSY/cycles") &&
+	after=$(sched_ns "$BUSY") &&
+	ns=$((cycles * 1000000 / (HZ / 1000))) &&
+	echo "schedstat $before..$after ns, file $ns ns" &&
+	test "$ns" -ge $((before / 100 * 98)) &&
+	test "$ns" -le $((after / 100 * 102))
+'
+
+test_expect_success 'sleeping thread: cycles are its schedstat runtime' '
+	sched=$(sched_ns "$SLEEPER") &&
+	cycles=$(cat "$MNT/proc/$PID/threads/$SLEEPER/cycles") &&
+	ns=$((cycles * 1000000000 / HZ)) &&
+	echo "schedstat $sched ns, file $ns ns" &&
+	test "$ns" -le "$sched" && test "$ns" -ge $((sched - 2))
+'
+
+# Windows units: 100-ns intervals. kernel + user, each rounded down,
+# against the cycles converted back to time, rounded down: at most one
+# unit apart.
+test_expect_success 'kernel_time + user_time is cycles in one times snapshot' '
+	for task in "$PID" "$PID/threads/$BUSY" "$PID/threads/$SLEEPER" 1; do
+		cat "$MNT/proc/$task/times" >times &&
+		eval "$(sed "s/ /=/" times)" &&
+		of_cycles=$((cycles * 10000000 / HZ)) &&
+		sum=$((kernel_time + user_time)) &&
+		diff=$((sum - of_cycles)) &&
+		echo "$task: $kernel_time + $user_time = $sum, cycles: $of_cycles" &&
+		test "${diff#-}" -le 1 || return 1
+	done
+'
+
+test_expect_success 'the busy thread has a user and a kernel share' '
+	eval "$(sed "s/ /=/" "$MNT/proc/$PID/threads/$BUSY/times")" &&
+	echo "kernel $kernel_time user $user_time" &&
+	test "$kernel_time" -gt 0 && test "$user_time" -gt 0
+'
+
+test_expect_success 'the split follows the kernel utime:stime proportion' '
+	set -- $(cut -d")" -f2 "/proc/$PID/task/$BUSY/stat") &&
+	utime=${12} stime=${13} &&
+	eval "$(sed "s/ /=/" "$MNT/proc/$PID/threads/$BUSY/times")" &&
+	set -- $(cut -d")" -f2 "/proc/$PID/task/$BUSY/stat") &&
+	utime2=${12} stime2=${13} &&
+	echo "stat $utime:$stime..$utime2:$stime2, file $user_time:$kernel_time" &&
+	test $((kernel_time * (utime + stime) * 100)) -ge \
+		$(( (kernel_time + user_time) * stime * 80 )) &&
+	test $((kernel_time * (utime2 + stime2) * 100)) -le \
+		$(( (kernel_time + user_time) * stime2 * 120 ))
+'
+
+test_expect_success 'process cycles include all its threads' '
+	b=$(cat "$MNT/proc/$PID/threads/$BUSY/cycles") &&
+	s=$(cat "$MNT/proc/$PID/threads/$SLEEPER/cycles") &&
+	p=$(cat "$MNT/proc/$PID/cycles") &&
+	echo "process $p, threads $b + $s" &&
+	test "$p" -ge $((b + s))
+'
+
+test_expect_success 'creation_time is the real start, to a second' '
+	created=$(cat "$MNT/proc/$PID/creation_time") &&
+	created_ns=$(( (created - 116444736000000000) * 100 )) &&
+	echo "started between $before_start and $after_start, file $created_ns" &&
+	test "$created_ns" -ge $((before_start - 1000000000)) &&
+	test "$created_ns" -le $((after_start + 1000000000)) &&
+	test "$(cat "$MNT/proc/$PID/threads/$PID/creation_time")" = "$created" &&
+	t=$(cat "$MNT/proc/$PID/threads/$BUSY/creation_time") &&
+	test "$t" -ge "$created" &&
+	test "$t" -le $((created + (after_start - before_start) / 100 + 10000000))
+'
+
+test_expect_success 'creation_time is the same at every read' '
+	a=$(cat "$MNT/proc/1/creation_time") &&
+	b=$(cat "$MNT/proc/$PID/threads/$SLEEPER/creation_time") &&
+	for i in $(seq 1 20); do
+		test "$(cat "$MNT/proc/1/creation_time")" = "$a" &&
+		test "$(cat "$MNT/proc/$PID/threads/$SLEEPER/creation_time")" = "$b" ||
+		return 1
+	done
+'
+
+test_expect_success 'exit_time is 0 for running tasks' '
+	test "$(cat "$MNT/proc/$PID/exit_time")" = 0 &&
+	test "$(cat "$MNT/proc/$PID/threads/$BUSY/exit_time")" = 0 &&
+	grep -x "exit_time 0" "$MNT/proc/$PID/threads/$SLEEPER/times"
+'
+
+test_expect_success 'counters never go backwards over many reads' '
+	last_t=0 last_p=0 last_k=0 last_u=0 last_i=0 &&
+	for i in $(seq 1 300); do
+		read -r t <"$MNT/proc/$PID/threads/$BUSY/cycles" &&
+		read -r p <"$MNT/proc/$PID/cycles" &&
+		read -r k <"$MNT/proc/$PID/kernel_time" &&
+		read -r u <"$MNT/proc/$PID/user_time" &&
+		read -r idle <"$MNT/groups/0/cpu0/idle_cycles" &&
+		test "$t" -ge "$last_t" && test "$p" -ge "$last_p" &&
+		test "$k" -ge "$last_k" && test "$u" -ge "$last_u" &&
+		test "$idle" -ge "$last_i" || {
+			echo "read $i: $t $p $k $u $idle after" \
+				"$last_t $last_p $last_k $last_u $last_i"
+			return 1
+		}
+		last_t=$t last_p=$p last_k=$k last_u=$u last_i=$idle
+	done &&
+	test "$last_t" -gt 0 && test "$last_i" -gt 0
+'
+
+# /proc/stat read before and after the file bounds its idle + iowait.
+test_expect_success 'idle cycles of each processor match /proc/stat' '
+	clk=$(getconf CLK_TCK) &&
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		set -- $(grep "^cpu$cpu " /proc/stat) && before=$(($5 + $6)) &&
+		c=$(cat "$MNT/groups/0/cpu$cpu/idle_cycles") &&
+		set -- $(grep "^cpu$cpu " /proc/stat) && after=$(($5 + $6)) &&
+		ticks=$((c / (HZ / clk))) &&
+		echo "cpu$cpu: /proc/stat $before..$after ticks, file $ticks" &&
+		test "$ticks" -ge $((before - 1)) &&
+		test "$ticks" -le $((after + 1)) || return 1
+	done
+'
+
+test_expect_success 'groups/0/idle_cycles has a line per online CPU' '
+	cut -d" " -f1 "$MNT/groups/0/idle_cycles" >actual &&
+	ls "$MNT/groups/0" | grep "^cpu[0-9]" | sort -V >expect &&
+	test_cmp expect actual &&
+	test "$(wc -l <actual)" = "$(nproc)"
+'
+
+test_expect_success 'groups/0/cpus is the online CPUs here' '
+	test "$(sed -n "s/^group_count //p" "$MNT/info")" = 1 &&
+	test "$(cat "$MNT/groups/0/cpus")" = \
+		"$(cat /sys/devices/system/cpu/online)"
+'
+
+test_expect_success 'proc/self is the reader, as a relative link' '
+	out=$(sh -c "echo \$\$; exec readlink \"$MNT/proc/self\"") &&
+	set -- $out &&
+	test "$1" = "$2" &&
+	a=$(readlink "$MNT/proc/self") && b=$(readlink "$MNT/proc/self") &&
+	test "$a" != "$b" &&
+	test "$(stat -c %F "$MNT/proc/self")" = "symbolic link" &&
+	sh -c "exec cat \"$MNT/proc/self/exit_time\"" >out && test "$(cat out)" = 0
+'
+
+test_expect_success 'proc/self in a thread is its process' '
+	out=$("$BIN/helper-threads" "$MNT/proc/self") &&
+	echo "$out" &&
+	set -- $out &&
+	test "$1" = "$2" && test "$1" = "$3"
+'
+
+test_expect_success 'groups/current is the group of the reader' '
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		target=$(taskset -c "$cpu" readlink "$MNT/groups/current") &&
+		echo "cpu$cpu: groups/$target" &&
+		grep -qx "$cpu" "$MNT/groups/$target"/cpu*/cpu || return 1
+	done
+'
+
+test_expect_success 'proc/PID belongs to the owner of /proc/PID' '
+	for p in 1 "$PID" "$$"; do
+		test "$(stat -c %u:%g "$MNT/proc/$p")" = \
+			"$(stat -c %u:%g "/proc/$p")" || return 1
+	done &&
+	test "$(stat -c %u:%g "$MNT/proc/$PID/threads/$BUSY/cycles")" = \
+		"$(stat -c %u:%g "/proc/$PID")"
+'
+
+test_expect_success 'a process of another owner is theirs' '
+	command -v setpriv >/dev/null || { echo "no setpriv: skipped"; return 0; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 &
+	other=$! &&
+	while [ "$(stat -c %u /proc/$other)" != 65534 ]; do sleep 0.01; done &&
+	owner=$(stat -c %u:%g "$MNT/proc/$other/cycles") &&
+	kill $other && { wait $other || :; } &&
+	test "$owner" = 65534:65534
+'
+
+# Opened while the task runs; read after it exited (and after the
+# attribute timeout, so that fstat asks the daemon): the snapshot. The
+# helper is ended and reaped here, by the shell that started it.
+mkfifo "$TRASH/hold-in"
+"$BIN/helper-io" hold "$MNT/proc/$PID/threads/$BUSY/times" \
+	<"$TRASH/hold-in" >"$TRASH/held" 2>&1 &
+HOLDER=$!
+kill_at_exit "$HOLDER"
+exec 8>"$TRASH/hold-in"
+exec 3<"$MNT/proc/$PID/cycles"
+for i in $(seq 1 200); do
+	[ -s "$TRASH/held" ] && break
+	sleep 0.05
+done
+kill "$HELPER"
+wait "$HELPER"
+sleep 1.2
+echo go >&8
+exec 8>&-
+wait "$HOLDER"
+
+test_expect_success 'a file kept open across its task exit reads its snapshot' '
+	test ! -d "/proc/$PID" &&
+	cat held &&
+	grep -x "mode 100444 uid 0" held &&
+	grep "^cycles [1-9][0-9]*$" held &&
+	grep -x "exit_time 0" held &&
+	read -r snapshot <&3 &&
+	test "$snapshot" -gt 0
+'
+exec 3<&-
+
+test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
+	test ! -d "/proc/$PID" &&
+	test "$($BIN/helper-io errno read "$MNT/proc/$PID/cycles")" = ENOENT &&
+	test "$($BIN/helper-io errno read "$MNT/proc/$PID/threads/$BUSY/times")" = ENOENT &&
+	for i in $(seq 1 50); do
+		r=$($BIN/helper-io errno stat "$MNT/proc/$PID") &&
+		test "$r" = ENOENT && break
+		sleep 0.1
+	done &&
+	test "$r" = ENOENT &&
+	! ls "$MNT/proc" | grep -x "$PID"
+'
+
+unmount_timingfs
+test_expect_success 'the daemon exited 0 after the unmount' '
+	test "$TFS_STATUS" = 0
+'
+test_done
