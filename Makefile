@@ -56,6 +56,17 @@ t/bin/helper-%: t/helper-%.c
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LDFLAGS) -lpthread
 
+# The benchmark's programs: the do-nothing floor and the reader.
+BENCH_BINS = t/bin/floorfs t/bin/bench-read
+
+t/bin/floorfs: scripts/floorfs.c
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS)
+
+t/bin/bench-read: scripts/bench-read.c
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
+
 # Installs the Debian packages the build and the suite need when
 # pkg-config, prove or fusermount3 cannot find them.
 deps:
@@ -79,7 +90,7 @@ run: deps
 	./timingfs -f -c $(CONFIG) $(MOUNTPOINT)
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	scripts/bench
 
 install: timingfs
@@ -92,7 +103,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/timingfs
 
 format:
-	clang-format -i src/*.c src/*.h t/*.c t/*.h
+	clang-format -i src/*.c src/*.h t/*.c t/*.h scripts/*.c
 
 clean:
 	rm -f timingfs src/*.o src/*.d

@@ -289,31 +289,45 @@ static int process_cpu_ns(struct engine *e, pid_t pid,
 	return 0;
 }
 
-int engine_task_times(struct engine *e, pid_t pid, pid_t tid,
+int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		      struct task_times *t)
 {
-	struct task_stat st;
+	struct task_stat st = { 0 };
 	int ret;
 
-	/* stat first: the runtime read after it is at least its total. */
-	ret = read_task_stat(e, pid, tid, &st);
-	if (ret < 0)
-		return ret;
-	if (tid)
-		ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns);
-	else
-		ret = process_cpu_ns(e, pid, &st, &t->cpu_ns);
-	if (ret < 0)
-		return ret;
-	task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks, &t->kernel_ns,
-		   &t->user_ns);
-	task_history_clamp(&e->history, pid, tid, st.start_ticks, &t->kernel_ns,
-			   &t->user_ns);
-	t->cpu_ns = t->kernel_ns + t->user_ns;
+	memset(t, 0, sizeof(*t));
+	if (need & TASK_SPLIT)
+		need |= TASK_CPU;
+	/*
+	 * stat for the split and the start, and for a captured process's
+	 * CPU time; first, so that the runtime read after it is at least
+	 * its utime + stime.
+	 */
+	if ((need & (TASK_SPLIT | TASK_START)) ||
+	    ((need & TASK_CPU) && !tid && !e->live)) {
+		ret = read_task_stat(e, pid, tid, &st);
+		if (ret < 0)
+			return ret;
+	}
+	if (need & TASK_CPU) {
+		if (tid)
+			ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns);
+		else
+			ret = process_cpu_ns(e, pid, &st, &t->cpu_ns);
+		if (ret < 0)
+			return ret;
+	}
+	if (need & TASK_SPLIT) {
+		task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks,
+			   &t->kernel_ns, &t->user_ns);
+		task_history_clamp(&e->history, pid, tid, st.start_ticks,
+				   &t->kernel_ns, &t->user_ns);
+		t->cpu_ns = t->kernel_ns + t->user_ns;
+	}
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
-	t->creation_ns =
-		e->boot_ns + units_ticks_to_ns(st.start_ticks, e->clk_tck);
-	t->exit_ns = 0;
+	if (need & TASK_START)
+		t->creation_ns = e->boot_ns +
+				 units_ticks_to_ns(st.start_ticks, e->clk_tck);
 	return 0;
 }
 

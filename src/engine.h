@@ -94,16 +94,26 @@ enum units engine_units(const struct engine *e);
 int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 		      struct task_ident *ident);
 
+/* What engine_task_times() is asked for: each needs its own reads. */
+enum task_need {
+	TASK_CPU = 1 << 0, /* cpu_ns and cycles: the runtime alone */
+	TASK_SPLIT = 1 << 1, /* kernel_ns and user_ns, with TASK_CPU's */
+	TASK_START = 1 << 2, /* creation_ns and exit_ns: stat */
+	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START,
+};
+
 /*
  * engine_task_times - the times of thread @tid of process @pid, or with
- * @tid 0 of the whole process @pid (its exited threads included).
+ * @tid 0 of the whole process @pid (its exited threads included): the
+ * fields that @need (enum task_need) asks for, the others 0.
  *
  * The caller has checked with engine_task_ident() that @pid is a
  * process and @tid one of its threads. Counters of the same task never
- * go backwards between calls. -ENOENT when the task is gone, -EIO when a
- * source is malformed.
+ * go backwards between calls, whatever is asked for: the runtime is
+ * monotonic at its source, and the split keeps its sum. -ENOENT when
+ * the task is gone, -EIO when a source is malformed.
  */
-int engine_task_times(struct engine *e, pid_t pid, pid_t tid,
+int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		      struct task_times *t);
 
 /*

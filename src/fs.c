@@ -86,7 +86,8 @@ struct fs_entry {
 	unsigned int parent; /* the kind of its directory */
 	const char *name;
 	mode_t mode;
-	fs_task_fn task; /* a file of a task's times */
+	fs_task_fn task; /* a file of a task's times, */
+	unsigned int need; /* what it needs of them (enum task_need) */
 	fs_show_fn show; /* any other file */
 	fs_link_fn link; /* a symlink: its target for the caller */
 	const char *prefix; /* a numbered directory: */
@@ -389,10 +390,10 @@ enum {
 		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
 		.show = SHOW,                                      \
 	}
-#define E_TASK(PARENT, NAME, RENDER)                               \
+#define E_TASK(PARENT, NAME, RENDER, NEED)                         \
 	{                                                          \
 		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
-		.task = RENDER,                                    \
+		.task = RENDER, .need = NEED,                      \
 	}
 #define E_LINK(PARENT, NAME, TARGET)                               \
 	{                                                          \
@@ -401,13 +402,14 @@ enum {
 	}
 
 /* The files of a task, the same for a process and for a thread. */
-#define TASK_FILES(PARENT)                                             \
-	E_TASK(PARENT, "cycles", render_cycles),                       \
-		E_TASK(PARENT, "kernel_time", render_kernel_time),     \
-		E_TASK(PARENT, "user_time", render_user_time),         \
-		E_TASK(PARENT, "creation_time", render_creation_time), \
-		E_TASK(PARENT, "exit_time", render_exit_time),         \
-		E_TASK(PARENT, "times", render_times)
+#define TASK_FILES(PARENT)                                                     \
+	E_TASK(PARENT, "cycles", render_cycles, TASK_CPU),                     \
+		E_TASK(PARENT, "kernel_time", render_kernel_time, TASK_SPLIT), \
+		E_TASK(PARENT, "user_time", render_user_time, TASK_SPLIT),     \
+		E_TASK(PARENT, "creation_time", render_creation_time,          \
+		       TASK_START),                                            \
+		E_TASK(PARENT, "exit_time", render_exit_time, TASK_START),     \
+		E_TASK(PARENT, "times", render_times, TASK_ALL)
 
 static const struct fs_entry fs_tree[] = {
 	/* The directories, at the kinds named above. */
@@ -726,7 +728,8 @@ static int node_render(struct engine *e, const struct fs_node *n,
 	int ret;
 
 	if (ent->task) {
-		ret = engine_task_times(e, node_pid(n), node_tid(n), &t);
+		ret = engine_task_times(e, node_pid(n), node_tid(n), ent->need,
+					&t);
 		return ret < 0 ? ret : ent->task(b, engine_units(e), &t);
 	}
 	if (ent->show)

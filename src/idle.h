@@ -20,7 +20,9 @@ struct idle {
 	char *sys_root;
 	bool cpuidle; /* residencies, not /proc/stat */
 	uint64_t clk_tck;
-	pthread_mutex_t lock; /* guards last_ns */
+	pthread_mutex_t lock; /* guards last_ns and the opening of stat_fd */
+	int stat_fd; /* PROC/stat, kept open once read; -1 before */
+	size_t stat_hint; /* the buffer PROC/stat needed */
 	size_t ncpus;
 	uint64_t *last_ns; /* per Linux CPU: the last value given */
 };

@@ -15,6 +15,13 @@ static int gone_as_enoent(int err)
 	return (err == ENOENT || err == ESRCH) ? -ENOENT : -err;
 }
 
+/*
+ * Read into @buf from *@len up to @size. The files read here are made
+ * whole by the kernel at a read from their start (procfs files of one
+ * record, sysfs attributes) or are regular files, so a read shorter than
+ * asked is the end: no read only to see end of file. Returns 0 at the
+ * end, 1 when @buf is full and there may be more, or -errno.
+ */
 static int read_fd(int fd, char *buf, size_t size, size_t *len)
 {
 	ssize_t n;
@@ -26,11 +33,11 @@ static int read_fd(int fd, char *buf, size_t size, size_t *len)
 				continue;
 			return gone_as_enoent(errno);
 		}
-		if (n == 0)
-			return 0;
 		*len += (size_t)n;
+		if (*len < size)
+			return 0;
 	}
-	return 1; /* full: there may be more */
+	return 1;
 }
 
 int procfile_read(const char *path, char *buf, size_t size)
@@ -89,6 +96,40 @@ out_free:
 	free(buf);
 	close(fd);
 	return ret;
+}
+
+int procfile_pread_alloc(int fd, size_t *hint, char **out)
+{
+	size_t size = __atomic_load_n(hint, __ATOMIC_RELAXED);
+	ssize_t n;
+	char *buf;
+
+	if (size < 64)
+		size = 64;
+	for (;;) {
+		buf = malloc(size);
+		if (!buf)
+			return -ENOMEM;
+		do
+			n = pread(fd, buf, size - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			free(buf);
+			return gone_as_enoent(errno);
+		}
+		if ((size_t)n < size - 1)
+			break;
+		/* Full: read it all again, anew, into a larger buffer. */
+		free(buf);
+		if (size > (size_t)1 << 30)
+			return -EFBIG;
+		size *= 2;
+	}
+	if (size > __atomic_load_n(hint, __ATOMIC_RELAXED))
+		__atomic_store_n(hint, size, __ATOMIC_RELAXED);
+	buf[n] = '\0';
+	*out = buf;
+	return (int)n;
 }
 
 int procfile_u64(const char **p, uint64_t *v)

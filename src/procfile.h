@@ -27,6 +27,17 @@ int procfile_read(const char *path, char *buf, size_t size);
 int procfile_read_alloc(const char *path, size_t hint, char **out);
 
 /*
+ * procfile_pread_alloc - read the whole of the open file @fd afresh,
+ * from its start, with one pread() into a malloc'd NUL-terminated
+ * buffer at *@out (the caller frees it). procfs and sysfs make their
+ * content anew for a read at offset 0, so an fd kept open serves every
+ * read without an open and a close. *@hint is the size to try first; it
+ * grows to what the file needed (shared by threads, updated racily but
+ * harmlessly). Returns the length or -errno.
+ */
+int procfile_pread_alloc(int fd, size_t *hint, char **out);
+
+/*
  * procfile_u64 - parse an unsigned decimal at *@p, skipping leading
  * blanks, advance *@p past it. Returns 0, or -EIO when there is no
  * number or it overflows.

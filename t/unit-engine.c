@@ -378,7 +378,8 @@ static void test_times(void)
 	 * kernel = 1500000123 * 50 / 150 = 500000041 (rounded down) and
 	 * user = 1000000082; cycles = 3 * 1500000123 = 4500000369.
 	 * Created 5000 ticks = 50 s after btime 1700000000. */
-	check_int(engine_task_times(e, 100, 100, &t), 0, "thread 100 read");
+	check_int(engine_task_times(e, 100, 100, TASK_ALL, &t), 0,
+		  "thread 100 read");
 	check_u64(t.cpu_ns, 1500000123ULL, "thread 100: cpu ns = schedstat");
 	check_u64(t.kernel_ns, 500000041ULL, "thread 100: kernel share");
 	check_u64(t.user_ns, 1000000082ULL, "thread 100: user share");
@@ -389,7 +390,8 @@ static void test_times(void)
 
 	/* Thread 101: utime = stime = 0, 2500 ns run: all user time;
 	 * started one tick later. */
-	check_int(engine_task_times(e, 100, 101, &t), 0, "thread 101 read");
+	check_int(engine_task_times(e, 100, 101, TASK_ALL, &t), 0,
+		  "thread 101 read");
 	check_u64(t.kernel_ns, 0, "utime = stime = 0: no kernel time");
 	check_u64(t.user_ns, 2500, "utime = stime = 0: all user time");
 	check_u64(t.cycles, 7500, "thread 101: cycles");
@@ -398,7 +400,8 @@ static void test_times(void)
 
 	/* Process 100 from a captured tree: utime 300 + stime 100 ticks =
 	 * 4 s; kernel 1 s, user 3 s; 12e9 cycles. */
-	check_int(engine_task_times(e, 100, 0, &t), 0, "process 100 read");
+	check_int(engine_task_times(e, 100, 0, TASK_ALL, &t), 0,
+		  "process 100 read");
 	check_u64(t.cpu_ns, 4000000000ULL, "process 100: cpu ns");
 	check_u64(t.kernel_ns, 1000000000ULL, "process 100: kernel");
 	check_u64(t.user_ns, 3000000000ULL, "process 100: user");
@@ -406,20 +409,46 @@ static void test_times(void)
 
 	/* Process 200, "a) (b": utime 7, stime 3 = 0.1 s. Its thread:
 	 * 123456789 ns, kernel 123456789 * 3 / 10 = 37037036. */
-	check_int(engine_task_times(e, 200, 0, &t), 0, "process 'a) (b' read");
+	check_int(engine_task_times(e, 200, 0, TASK_ALL, &t), 0,
+		  "process 'a) (b' read");
 	check(t.kernel_ns == 30000000 && t.user_ns == 70000000,
 	      "process 'a) (b': split 3:7");
 	check_u64(t.creation_ns, 1700000123450000000ULL,
 		  "process 'a) (b': created 123.45 s after boot");
-	check_int(engine_task_times(e, 200, 200, &t), 0, "thread 200 read");
+	check_int(engine_task_times(e, 200, 200, TASK_ALL, &t), 0,
+		  "thread 200 read");
 	check(t.kernel_ns == 37037036 && t.user_ns == 86419753,
 	      "thread 200: split 3:7 of 123456789 ns");
 
-	check_int(engine_task_times(e, 100, 102, &t), -EIO,
+	check_int(engine_task_times(e, 100, 102, TASK_ALL, &t), -EIO,
 		  "truncated stat: EIO, not a made-up value");
-	check_int(engine_task_times(e, 999, 0, &t), -ENOENT,
+	/* Each part reads only its sources: thread 102's runtime is
+	 * there, its truncated stat is not needed for it. */
+	check_int(engine_task_times(e, 100, 102, TASK_CPU, &t), 0,
+		  "cycles alone: stat not read");
+	check_u64(t.cycles, 2997, "cycles alone: 999 ns of schedstat");
+	check_int(engine_task_times(e, 100, 102, TASK_START, &t), -EIO,
+		  "start of a truncated stat: EIO");
+	check_int(engine_task_times(e, 100, 102, TASK_SPLIT, &t), -EIO,
+		  "split of a truncated stat: EIO");
+	check_int(engine_task_times(e, 100, 100, TASK_CPU, &t), 0,
+		  "thread 100, cycles alone");
+	check(t.cycles == 4500000369ULL && t.kernel_ns == 0 && t.user_ns == 0 &&
+		      t.creation_ns == 0,
+	      "cycles alone: the same cycles, nothing else filled in");
+	check_int(engine_task_times(e, 100, 100, TASK_START, &t), 0,
+		  "thread 100, start alone");
+	check(t.creation_ns == 1700000050000000000ULL && t.cycles == 0,
+	      "start alone: the same creation time, no cycles");
+	check_int(engine_task_times(e, 100, 0, TASK_CPU, &t), 0,
+		  "captured process 100, cycles alone");
+	check_u64(t.cycles, 12000000000ULL,
+		  "captured process: cycles alone from stat's ticks");
+	check_int(engine_task_times(e, 100, 999, TASK_CPU, &t), -ENOENT,
+		  "cycles alone of no such thread: ENOENT");
+	check_int(engine_task_times(e, 999, 0, TASK_ALL, &t), -ENOENT,
 		  "no such process: ENOENT");
-	check_int(engine_task_times(e, 100, 999, &t), -ENOENT,
+	check_int(engine_task_times(e, 100, 999, TASK_ALL, &t), -ENOENT,
 		  "no such thread: ENOENT");
 	engine_free(e);
 }
@@ -430,7 +459,7 @@ static void test_times_monotonic(void)
 	struct engine *e = open_engine(dir, 64);
 	struct task_times t;
 
-	engine_task_times(e, 100, 100, &t);
+	engine_task_times(e, 100, 100, TASK_ALL, &t);
 	/* The proportion moves to 1:1 and the runtime to 1500000200:
 	 * 750000100 each would take user time back from 1000000082. The
 	 * kernel share may take only 1500000200 - 1000000082 = 500000118. */
@@ -439,13 +468,14 @@ static void test_times_monotonic(void)
 	    "0 3 0 5000 10240000 300 18446744073709551615 0 0 0 0 0 0 0 0 0 "
 	    "0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
 	put(dir, "proc/100/task/100/schedstat", "1500000200 0 0\n");
-	check_int(engine_task_times(e, 100, 100, &t), 0, "split moved: read");
+	check_int(engine_task_times(e, 100, 100, TASK_ALL, &t), 0,
+		  "split moved: read");
 	check_u64(t.user_ns, 1000000082ULL, "split moved: user not backwards");
 	check_u64(t.kernel_ns, 500000118ULL,
 		  "split moved: kernel takes the rest");
 	check_u64(t.cycles, 4500000600ULL, "split moved: cycles of the sum");
 	put(dir, "proc/100/task/100/schedstat", "garbage\n");
-	check_int(engine_task_times(e, 100, 100, &t), -EIO,
+	check_int(engine_task_times(e, 100, 100, TASK_ALL, &t), -EIO,
 		  "malformed schedstat: EIO");
 	remove_tree(dir);
 	engine_free(e);

@@ -1,0 +1,191 @@
+/*
+ * bench-read: the cost of open+read+close of several files, measured
+ * interleaved in one run, for `make bench`.
+ *
+ * usage: bench-read ROUNDS BATCH NAME=PATH... [-- NAME/NAME...]
+ *
+ * After one round of warm-up, each of ROUNDS rounds times BATCH
+ * open+read+close of every PATH in turn, so that all of them meet the
+ * same machine at nearly the same moment; every other round goes in the
+ * reverse order. Prints, per file,
+ *
+ *	NAME MEDIAN MIN
+ *
+ * the median and the least of the rounds' mean cost, in µs, and for
+ * each NAME/NAME after "--"
+ *
+ *	A/B RATIO
+ *
+ * the median of the rounds' ratios A/B: each round's pair was measured
+ * side by side, so a machine busy for a while slows both alike. A file
+ * that cannot be opened or reads empty is an error: exit 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct target {
+	const char *name;
+	const char *path;
+	double *us; /* per round */
+	double *sorted;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* BATCH opens, reads and closes of @path: the mean µs, or -1. */
+static double time_batch(const char *path, long batch)
+{
+	char buf[4096];
+	double start = now_us();
+	long i;
+	ssize_t n;
+	int fd;
+
+	for (i = 0; i < batch; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0) {
+			fprintf(stderr, "bench-read: %s: %s\n", path,
+				strerror(errno));
+			return -1;
+		}
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+		if (n <= 0) {
+			fprintf(stderr, "bench-read: %s: %s\n", path,
+				n < 0 ? strerror(errno) : "empty");
+			return -1;
+		}
+	}
+	return (now_us() - start) / (double)batch;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
+static struct target *find(struct target *t, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	fprintf(stderr, "bench-read: no file named %s\n", name);
+	return NULL;
+}
+
+/* Print the median over the rounds of a/b, for "A/B". */
+static int ratio(struct target *t, int n, char *spec, long rounds)
+{
+	char *slash = strchr(spec, '/');
+	struct target *a, *b;
+	double *q;
+	long r;
+
+	if (!slash) {
+		fprintf(stderr, "bench-read: not A/B: %s\n", spec);
+		return -1;
+	}
+	*slash = '\0';
+	a = find(t, n, spec);
+	b = find(t, n, slash + 1);
+	if (!a || !b)
+		return -1;
+	q = calloc((size_t)rounds, sizeof(double));
+	if (!q)
+		return -1;
+	for (r = 0; r < rounds; r++)
+		q[r] = a->us[r] / b->us[r];
+	printf("%s/%s %.3f\n", a->name, b->name, median(q, rounds));
+	free(q);
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct target *t;
+	long rounds, batch, r;
+	int i, j, n, ratios;
+	char *eq;
+
+	if (argc < 4) {
+		fprintf(stderr,
+			"usage: %s ROUNDS BATCH NAME=PATH... [-- A/B...]\n",
+			argv[0]);
+		return 2;
+	}
+	rounds = strtol(argv[1], NULL, 10);
+	batch = strtol(argv[2], NULL, 10);
+	if (rounds < 1 || batch < 1) {
+		fprintf(stderr, "bench-read: ROUNDS and BATCH must be > 0\n");
+		return 2;
+	}
+	for (n = 0; n + 3 < argc && strcmp(argv[n + 3], "--") != 0; n++)
+		;
+	ratios = n + 3 < argc ? n + 4 : argc;
+	t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		return 1;
+	for (i = 0; i < n; i++) {
+		eq = strchr(argv[i + 3], '=');
+		if (!eq) {
+			fprintf(stderr, "bench-read: not NAME=PATH: %s\n",
+				argv[i + 3]);
+			return 2;
+		}
+		*eq = '\0';
+		t[i].name = argv[i + 3];
+		t[i].path = eq + 1;
+		t[i].us = calloc((size_t)rounds, sizeof(double));
+		t[i].sorted = calloc((size_t)rounds, sizeof(double));
+		if (!t[i].us || !t[i].sorted)
+			return 1;
+	}
+	for (i = 0; i < n; i++) /* warm-up: caches, lookups, threads */
+		if (time_batch(t[i].path, batch) < 0)
+			return 1;
+	for (r = 0; r < rounds; r++) {
+		for (j = 0; j < n; j++) {
+			i = r % 2 ? n - 1 - j : j;
+			t[i].us[r] = time_batch(t[i].path, batch);
+			if (t[i].us[r] < 0)
+				return 1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		double med;
+
+		memcpy(t[i].sorted, t[i].us, (size_t)rounds * sizeof(double));
+		med = median(t[i].sorted, rounds); /* sorts: min is [0] */
+		printf("%s %.2f %.2f\n", t[i].name, med, t[i].sorted[0]);
+	}
+	for (i = ratios; i < argc; i++)
+		if (ratio(t, n, argv[i], rounds) < 0)
+			return 2;
+	for (i = 0; i < n; i++) {
+		free(t[i].us);
+		free(t[i].sorted);
+	}
+	free(t);
+	return 0;
+}
