@@ -76,11 +76,14 @@ check: deps
 	@$(MAKE) --no-print-directory all
 	prove -v --timer t/
 
-# The whole suite again with AddressSanitizer and UBSan in every binary.
+# The whole suite again with AddressSanitizer and UBSan in every binary
+# (t/asan.supp says what is suppressed, and why).
 SANITIZE = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
 check-sanitize: deps
 	@$(MAKE) --no-print-directory clean
-	@$(MAKE) --no-print-directory check CFLAGS='$(SANITIZE)' \
+	@ASAN_OPTIONS=suppressions=$(CURDIR)/t/asan.supp \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(MAKE) --no-print-directory check CFLAGS='$(SANITIZE)' \
 		LDFLAGS='-fsanitize=address,undefined'
 	@$(MAKE) --no-print-directory clean
 

@@ -35,7 +35,7 @@
 #define EXIT_USAGE 2
 
 struct options {
-	const char *config;
+	char *config; /* libfuse strdup()s it */
 	char *mountpoint; /* as given */
 	int help;
 	int version;
@@ -286,6 +286,7 @@ out:
 	engine_free(engine);
 	free(mountpoint);
 	free(o.mountpoint);
+	free(o.config);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	return status;
