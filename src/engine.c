@@ -361,13 +361,16 @@ struct process_filter {
 	void *ctx;
 };
 
-/* A captured tree may hold thread directories that /proc hides. */
+/*
+ * A captured tree may hold thread directories that /proc hides, and
+ * directories that are no task at all: list what a lookup would find.
+ */
 static int only_processes(void *ctx, pid_t pid)
 {
 	struct process_filter *f = ctx;
 	struct task_ident id;
 
-	if (engine_task_ident(f->e, pid, 0, &id) == 0 && id.tgid != pid)
+	if (engine_task_ident(f->e, pid, 0, &id) < 0 || id.tgid != pid)
 		return 0;
 	return f->fn(f->ctx, pid);
 }

@@ -555,10 +555,11 @@ static void test_lists(void)
 	make_dir(dir, "proc/sys");
 	make_dir(dir, "proc/1x");
 	make_dir(dir, "proc/0100");
+	make_dir(dir, "proc/300"); /* no status, no stat: no task */
 	ids.n = 0;
 	engine_for_each_process(e, collect_cb, &ids);
 	check_str(ids_text(&ids), "100,200",
-		  "processes: only canonical numeric directories");
+		  "processes: only canonical numeric directories of tasks");
 	remove_tree(dir);
 	engine_free(e);
 }
