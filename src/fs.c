@@ -60,8 +60,7 @@ struct fs_owner {
 /* A directory listing being made, or made: the bytes readdir serves. */
 struct fs_listing {
 	fuse_req_t req;
-	char *data;
-	size_t len, cap;
+	struct rbuf entries;
 	struct fs_node child; /* the numbered child being added */
 	unsigned int slot;
 };
@@ -580,24 +579,16 @@ static int listing_add(struct fs_listing *l, const char *name, fuse_ino_t ino,
 		       mode_t mode)
 {
 	struct stat st = { .st_ino = ino, .st_mode = mode };
-	size_t need, cap;
-	char *data;
+	struct rbuf *b = &l->entries;
+	size_t need;
 
 	need = fuse_add_direntry(l->req, NULL, 0, name, NULL, 0);
-	if (l->len + need > l->cap) {
-		cap = l->cap ? l->cap : 1024;
-		while (cap < l->len + need)
-			cap *= 2;
-		data = realloc(l->data, cap);
-		if (!data)
-			return -ENOMEM;
-		l->data = data;
-		l->cap = cap;
-	}
+	if (rbuf_reserve(b, need) < 0)
+		return -ENOMEM;
 	/* Each entry's offset is where the next one starts. */
-	fuse_add_direntry(l->req, l->data + l->len, need, name, &st,
-			  (off_t)(l->len + need));
-	l->len += need;
+	fuse_add_direntry(l->req, b->data + b->len, need, name, &st,
+			  (off_t)(b->len + need));
+	b->len += need;
 	return 0;
 }
 
@@ -776,24 +767,32 @@ out_err:
 	fuse_reply_err(req, -ret);
 }
 
-/* Served from the snapshot, at any offset, in any size. */
-static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
+/*
+ * Serve @size bytes at @off of a snapshot made at open, a file's text or
+ * a directory's listing: any offset, any size. A listing's last entry
+ * cut short is dropped by the kernel and asked for again.
+ */
+static void reply_snapshot(fuse_req_t req, const struct rbuf *b, size_t size,
+			   off_t off)
 {
-	const struct rbuf *text = (const struct rbuf *)(uintptr_t)fi->fh;
-
-	(void)ino;
 	if (off < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	if ((uint64_t)off >= text->len) {
+	if ((uint64_t)off >= b->len) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	if (size > text->len - (size_t)off)
-		size = text->len - (size_t)off;
-	fuse_reply_buf(req, text->data + off, size);
+	if (size > b->len - (size_t)off)
+		size = b->len - (size_t)off;
+	fuse_reply_buf(req, b->data + off, size);
+}
+
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	(void)ino;
+	reply_snapshot(req, (const struct rbuf *)(uintptr_t)fi->fh, size, off);
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
@@ -809,7 +808,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 
 static void listing_free(struct fs_listing *l)
 {
-	free(l->data);
+	rbuf_free(&l->entries);
 	free(l);
 }
 
@@ -857,14 +856,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		(const struct fs_listing *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	if (off < 0 || (uint64_t)off >= l->len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	/* A last entry cut short is left for the next call. */
-	if (size > l->len - (size_t)off)
-		size = l->len - (size_t)off;
-	fuse_reply_buf(req, l->data + off, size);
+	reply_snapshot(req, &l->entries, size, off);
 }
 
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,

@@ -23,7 +23,7 @@ void rbuf_free(struct rbuf *b)
 	rbuf_init(b);
 }
 
-static int rbuf_reserve(struct rbuf *b, size_t more)
+int rbuf_reserve(struct rbuf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 64;
 	char *data;

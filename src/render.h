@@ -15,9 +15,10 @@
 #include "config.h"
 #include "engine.h"
 
+/* A growing buffer: a file's text, or the entries of a listing. */
 struct rbuf {
-	char *data; /* NUL-terminated, malloc'd; NULL until the first write */
-	size_t len; /* bytes of content, without the NUL */
+	char *data; /* malloc'd; NULL until the first write */
+	size_t len; /* bytes of content (text is NUL-terminated after) */
 	size_t cap;
 };
 
@@ -26,6 +27,10 @@ void rbuf_init(struct rbuf *b);
 
 /* rbuf_free - release the buffer's memory and empty it. */
 void rbuf_free(struct rbuf *b);
+
+/* rbuf_reserve - room for @more bytes after the content (and a NUL):
+ * 0, or -ENOMEM. */
+int rbuf_reserve(struct rbuf *b, size_t more);
 
 /* rbuf_printf - append formatted text; 0, or -ENOMEM. */
 int rbuf_printf(struct rbuf *b, const char *fmt, ...)
