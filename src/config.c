@@ -321,6 +321,7 @@ void config_defaults(struct config *cfg)
 	cfg->tsc_hz = 0;
 	strcpy(cfg->proc_root, "/proc");
 	strcpy(cfg->sys_root, "/sys");
+	cfg->access_gid = CONFIG_GID_NONE;
 }
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)

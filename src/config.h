@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
 
 #define CONFIG_DEFAULT_PATH "/etc/timingfs.conf"
 #define CONFIG_GROUP_MAX 64
@@ -22,12 +24,18 @@ enum units {
 	UNITS_UNIX, /* ns durations, ns since the Unix epoch */
 };
 
+enum hidepid { HIDEPID_AUTO, HIDEPID_OFF, HIDEPID_NOACCESS, HIDEPID_INVISIBLE };
+#define CONFIG_GID_NONE ((gid_t)-1)
+
 struct config {
 	unsigned int group_max_size; /* [groups] max_size, 1..64 */
 	enum units units; /* [format] units */
 	uint64_t tsc_hz; /* [clock] tsc_hz; 0 means auto */
 	char proc_root[CONFIG_ROOT_MAX]; /* [sources] proc */
 	char sys_root[CONFIG_ROOT_MAX]; /* [sources] sys */
+	enum hidepid hidepid;
+	gid_t access_gid;
+	bool access_gid_set;
 };
 
 /*

@@ -8,7 +8,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,19 @@
 /* Larger than any stat, status or schedstat file the kernel writes. */
 #define TASK_FILE_MAX 4096
 
+/*
+ * Task files kept open, so that a read is one pread() from the start
+ * (procfs makes the text anew for it) instead of an open, a read and a
+ * close: direct-mapped by task and file, at most this many descriptors.
+ */
+#define TASK_FDS 256
+
+struct task_fd {
+	pid_t pid, tid;
+	const char *name; /* a string constant, compared by address */
+	int fd; /* -1: empty */
+};
+
 struct engine {
 	struct config cfg;
 	bool live; /* proc_root is the real /proc */
@@ -37,6 +52,8 @@ struct engine {
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
+	pthread_mutex_t fd_lock;
+	struct task_fd fds[TASK_FDS];
 };
 
 static uint64_t timespec_ns(const struct timespec *ts)
@@ -144,6 +161,9 @@ int engine_new(const struct config *cfg, struct engine **out, char *err,
 		goto out_free_topo;
 	}
 	task_history_init(&e->history);
+	pthread_mutex_init(&e->fd_lock, NULL);
+	for (size_t i = 0; i < TASK_FDS; i++)
+		e->fds[i].fd = -1;
 	*out = e;
 	return 0;
 
@@ -158,6 +178,10 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
+	for (size_t i = 0; i < TASK_FDS; i++)
+		if (e->fds[i].fd >= 0)
+			close(e->fds[i].fd);
+	pthread_mutex_destroy(&e->fd_lock);
 	task_history_destroy(&e->history);
 	idle_destroy(&e->idle);
 	topology_free(&e->topo);
@@ -194,20 +218,103 @@ static void task_path(const struct engine *e, char *path, size_t size,
 			 name);
 }
 
+static struct task_fd *task_fd_slot(struct engine *e, pid_t pid, pid_t tid,
+				    const char *name)
+{
+	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^
+		     ((uint64_t)(uint32_t)tid * 0xc2b2ae3d27d4eb4fULL) ^
+		     (uint64_t)(uintptr_t)name;
+
+	return &e->fds[(h ^ h >> 32) % TASK_FDS];
+}
+
+/* The kept descriptor of the file, taken out of the table; or -1. */
+static int task_fd_take(struct engine *e, pid_t pid, pid_t tid,
+			const char *name)
+{
+	struct task_fd *s = task_fd_slot(e, pid, tid, name);
+	int fd = -1;
+
+	pthread_mutex_lock(&e->fd_lock);
+	if (s->fd >= 0 && s->pid == pid && s->tid == tid && s->name == name) {
+		fd = s->fd;
+		s->fd = -1;
+	}
+	pthread_mutex_unlock(&e->fd_lock);
+	return fd;
+}
+
+/* Keep @fd for the next read, in place of whatever the slot held. */
+static void task_fd_give(struct engine *e, pid_t pid, pid_t tid,
+			 const char *name, int fd)
+{
+	struct task_fd *s = task_fd_slot(e, pid, tid, name);
+	int old;
+
+	pthread_mutex_lock(&e->fd_lock);
+	old = s->fd;
+	s->pid = pid;
+	s->tid = tid;
+	s->name = name;
+	s->fd = fd;
+	pthread_mutex_unlock(&e->fd_lock);
+	if (old >= 0)
+		close(old);
+}
+
+/*
+ * The whole of a kept task file, read afresh. A descriptor of a task
+ * that has exited reads ESRCH, even once its number names another task:
+ * then it is closed, and the caller opens the file by its path.
+ */
+static int read_kept(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (size_t)n >= size - 1)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
 /*
  * Read one of the task's files into @buf. Once the task directory is
  * there, a file that cannot be read is a broken source, not a gone task:
- * -EIO, unless the task vanished meanwhile.
+ * -EIO, unless the task vanished meanwhile. @name is a string constant.
  */
-static int read_task_file(const struct engine *e, pid_t pid, pid_t tid,
+static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 			  const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	int ret;
+	int fd, ret;
 
 	if (pid <= 0 || tid < 0)
 		return -ENOENT;
+	/* Only procfs makes a file anew at a read from its start. */
+	if (e->live) {
+		fd = task_fd_take(e, pid, tid, name);
+		if (fd >= 0) {
+			ret = read_kept(fd, buf, size);
+			if (ret >= 0) {
+				task_fd_give(e, pid, tid, name, fd);
+				return ret;
+			}
+			close(fd);
+		}
+	}
 	task_path(e, path, sizeof(path), pid, tid, name);
+	fd = e->live ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		ret = read_kept(fd, buf, size);
+		if (ret >= 0) {
+			task_fd_give(e, pid, tid, name, fd);
+			return ret;
+		}
+		close(fd);
+	}
 	ret = procfile_read(path, buf, size);
 	if (ret == -ENOENT) {
 		task_path(e, path, sizeof(path), pid, tid, "");
@@ -219,7 +326,7 @@ static int read_task_file(const struct engine *e, pid_t pid, pid_t tid,
 	return ret;
 }
 
-static int read_task_stat(const struct engine *e, pid_t pid, pid_t tid,
+static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 			  struct task_stat *st)
 {
 	char buf[TASK_FILE_MAX];

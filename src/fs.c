@@ -1,30 +1,15 @@
 /*
- * fs: the mounted tree, as one declarative table of entries.
+ * fs: the FUSE operations, each a request to the tree for one reader.
  *
- * fs_tree[] lists every kind of node: its directory, its name, and
- * what it is: a directory, a file with the function that renders it,
- * a symlink with the function that computes its target, or a family of
- * numbered directories (groups, processors, processes, threads) with
- * the functions that check and list them. A new file is one line, in
- * the spirit of the kernel's fs/proc/base.c; the task files are one
- * list of lines shared by processes and threads, served by one engine
- * call, engine_task_times() with a tid of 0 for the whole process.
- *
- * An inode number is the node's kind and the numbers met on its path:
- *
- *	bits  0..7   kind, the index in fs_tree[] (the root is 1)
- *	bits  8..35  num[0]: the group N, or the PID
- *	bits 36..63  num[1]: the processor M, or the TID
- *
- * so any request can be served from its inode number alone. A file's
- * content is rendered when it is opened into a per-open snapshot, and
- * every read, at any offset and of any size, is served from it until
- * release. A directory's listing is made at opendir the same way.
- * Errors are -errno internally, passed straight through from the
- * engine, and replied as errno.
+ * A file's content is rendered when it is opened into a per-open
+ * snapshot, and every read, at any offset and of any size, is served
+ * from it until release. A directory's listing is made at opendir the
+ * same way. Errors are -errno internally, passed straight through from
+ * the tree and the engine, and replied as errno.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,718 +21,310 @@
 
 #include "fs.h"
 #include "render.h"
+#include "tree.h"
 
-#define DIR_MODE (S_IFDIR | 0555)
-#define FILE_MODE (S_IFREG | 0444)
-#define LINK_MODE (S_IFLNK | 0777)
-
-#define KIND_BITS 8
-#define NUM_BITS 28
-#define NUM_MAX ((1U << NUM_BITS) - 1) /* above any pid_max */
-
-/* A node: its kind, and the numbers met on its path. */
-struct fs_node {
-	unsigned int kind;
-	uint32_t num[2];
+struct fs {
+	struct tree_env env;
+	struct fuse_session *se;
+	/* The thread that drops proc/ from the kernel's cache. */
+	pthread_t dropper;
+	bool dropper_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool drop_pending, stopping;
 };
 
-/* Who owns a node: the daemon, or below proc/PID the process. */
-struct fs_owner {
-	uid_t uid;
-	gid_t gid;
-};
-
-/* A directory listing being made, or made: the bytes readdir serves. */
+/* A directory listing: the bytes readdir serves. */
 struct fs_listing {
 	fuse_req_t req;
 	struct rbuf entries;
-	struct fs_node child; /* the numbered child being added */
-	unsigned int slot;
 };
 
-typedef int (*fs_task_fn)(struct rbuf *b, enum units units,
-			  const struct task_times *t);
-typedef int (*fs_show_fn)(struct engine *e, const struct fs_node *n,
-			  struct rbuf *b);
-typedef int (*fs_link_fn)(struct engine *e, pid_t caller, char *buf,
-			  size_t size);
-typedef int (*fs_check_fn)(struct engine *e, const struct fs_node *n,
-			   struct fs_owner *owner);
-typedef int (*fs_list_fn)(struct engine *e, const struct fs_node *dir,
-			  struct fs_listing *l);
-
-/*
- * One kind of node. A numbered directory has no name: its names are
- * PREFIX and a canonical decimal, and check() says whether the number
- * in num[slot] exists now (and may set the owner).
- */
-struct fs_entry {
-	unsigned int parent; /* the kind of its directory */
-	const char *name;
-	mode_t mode;
-	fs_task_fn task; /* a file of a task's times, */
-	unsigned int need; /* what it needs of them (enum task_need) */
-	fs_show_fn show; /* any other file */
-	fs_link_fn link; /* a symlink: its target for the caller */
-	const char *prefix; /* a numbered directory: */
-	unsigned int slot;
-	fs_check_fn check;
-	fs_list_fn list;
-};
-
-/* The daemon's ids, and when the tree was mounted: set in init(),
- * before any other request is served, and read-only after. */
-static struct fs_owner fs_daemon;
-static struct timespec fs_mount_time;
-
-/* ---- file contents ---------------------------------------------- */
-
-static unsigned int node_group(const struct fs_node *n)
-{
-	return n->num[0];
-}
-
-static unsigned int node_cpu(const struct fs_node *n)
-{
-	return n->num[1];
-}
-
-static pid_t node_pid(const struct fs_node *n)
-{
-	return (pid_t)n->num[0];
-}
-
-/* The thread, or 0 for the process itself. */
-static pid_t node_tid(const struct fs_node *n)
-{
-	return (pid_t)n->num[1];
-}
-
-static int show_info(struct engine *e, const struct fs_node *n, struct rbuf *b)
-{
-	struct engine_info info;
-
-	(void)n;
-	engine_get_info(e, &info);
-	return render_info(b, TIMINGFS_VERSION, &info);
-}
-
-static int show_group_cpus(struct engine *e, const struct fs_node *n,
-			   struct rbuf *b)
-{
-	unsigned int m, size = engine_group_size(e, node_group(n));
-	uint64_t online;
-	size_t count = 0;
-	int cpus[64], ret;
-
-	ret = engine_group_online(e, node_group(n), &online);
-	if (ret < 0)
-		return ret;
-	for (m = 0; m < size && m < 64; m++) {
-		if (!(online & (1ULL << m)))
-			continue;
-		ret = engine_group_cpu(e, node_group(n), m);
-		if (ret < 0)
-			return ret;
-		cpus[count++] = ret;
-	}
-	return render_cpulist(b, cpus, count);
-}
-
-static int show_group_idle(struct engine *e, const struct fs_node *n,
-			   struct rbuf *b)
-{
-	uint64_t mask, cycles[64];
-	int ret;
-
-	ret = engine_group_idle_cycles(e, node_group(n), &mask, cycles);
-	if (ret < 0)
-		return ret;
-	return render_idle_cycles(b, mask, cycles);
-}
-
-static int show_cpu_idle(struct engine *e, const struct fs_node *n,
-			 struct rbuf *b)
-{
-	uint64_t mask, cycles[64];
-	int ret;
-
-	ret = engine_group_idle_cycles(e, node_group(n), &mask, cycles);
-	if (ret < 0)
-		return ret;
-	if (!(mask & (1ULL << node_cpu(n))))
-		return -ENOENT; /* went offline since the lookup */
-	return render_value(b, cycles[node_cpu(n)]);
-}
-
-static int show_cpu_number(struct engine *e, const struct fs_node *n,
-			   struct rbuf *b)
-{
-	int cpu = engine_group_cpu(e, node_group(n), node_cpu(n));
-
-	return cpu < 0 ? cpu : render_value(b, (uint64_t)cpu);
-}
-
-/* ---- symlinks ----------------------------------------------------- */
-
-/*
- * The process of the calling thread, as the engine sees it. A caller
- * in a PID namespace the daemon cannot see has pid 0.
- */
-static int caller_ident(struct engine *e, pid_t caller, struct task_ident *id)
-{
-	if (caller <= 0)
-		return -ENOENT;
-	return engine_task_ident(e, caller, 0, id);
-}
-
-static int link_self(struct engine *e, pid_t caller, char *buf, size_t size)
-{
-	struct task_ident id;
-	int ret = caller_ident(e, caller, &id);
-
-	if (ret < 0)
-		return ret;
-	snprintf(buf, size, "%d", (int)id.tgid);
-	return 0;
-}
-
-static int link_current_group(struct engine *e, pid_t caller, char *buf,
-			      size_t size)
-{
-	struct task_ident id;
-	unsigned int group, m;
-	int ret;
-
-	ret = caller_ident(e, caller, &id);
-	if (ret < 0)
-		return ret;
-	/* The kernel said it ran there: a CPU we do not know is a bug. */
-	if (engine_cpu_group(e, id.cpu, &group, &m) < 0)
-		return -EIO;
-	snprintf(buf, size, "%u", group);
-	return 0;
-}
-
-/* ---- numbered directories ----------------------------------------- */
-
-static int listing_add(struct fs_listing *l, const char *name, fuse_ino_t ino,
-		       mode_t mode);
-static fuse_ino_t node_ino(const struct fs_node *n);
-
-/* Add the numbered child @v, named PREFIX@v, to the listing. */
-static int list_number(struct fs_listing *l, const char *prefix,
-		       unsigned long v)
-{
-	char name[32];
-
-	if (v > NUM_MAX)
-		return 0;
-	l->child.num[l->slot] = (uint32_t)v;
-	snprintf(name, sizeof(name), "%s%lu", prefix, v);
-	return listing_add(l, name, node_ino(&l->child), DIR_MODE);
-}
-
-static int check_group(struct engine *e, const struct fs_node *n,
-		       struct fs_owner *owner)
-{
-	(void)owner;
-	return node_group(n) < engine_group_count(e) ? 0 : -ENOENT;
-}
-
-static int list_groups(struct engine *e, const struct fs_node *dir,
-		       struct fs_listing *l)
-{
-	unsigned int g;
-	int ret;
-
-	(void)dir;
-	for (g = 0; g < engine_group_count(e); g++) {
-		ret = list_number(l, "", g);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
-/* cpuM: M below the group's size, and online now. */
-static int check_cpu(struct engine *e, const struct fs_node *n,
-		     struct fs_owner *owner)
-{
-	uint64_t online;
-	int ret;
-
-	(void)owner;
-	if (node_cpu(n) >= engine_group_size(e, node_group(n)) ||
-	    node_cpu(n) >= 64)
-		return -ENOENT;
-	ret = engine_group_online(e, node_group(n), &online);
-	if (ret < 0)
-		return ret;
-	return (online & (1ULL << node_cpu(n))) ? 0 : -ENOENT;
-}
-
-static int list_cpus(struct engine *e, const struct fs_node *dir,
-		     struct fs_listing *l)
-{
-	unsigned int m, size = engine_group_size(e, node_group(dir));
-	uint64_t online;
-	int ret;
-
-	ret = engine_group_online(e, node_group(dir), &online);
-	if (ret < 0)
-		return ret;
-	for (m = 0; m < size && m < 64; m++) {
-		if (!(online & (1ULL << m)))
-			continue;
-		ret = list_number(l, "cpu", m);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
-/* A process: a thread-group leader that exists, owned as procfs says. */
-static int check_pid(struct engine *e, const struct fs_node *n,
-		     struct fs_owner *owner)
-{
-	struct task_ident id;
-	int ret;
-
-	if (node_pid(n) <= 0)
-		return -ENOENT;
-	ret = engine_task_ident(e, node_pid(n), 0, &id);
-	if (ret < 0)
-		return ret;
-	if (id.tgid != node_pid(n))
-		return -ENOENT; /* a thread, which /proc also resolves */
-	owner->uid = id.uid;
-	owner->gid = id.gid;
-	return 0;
-}
-
-/* The callback of the engine's iterations: one numbered child. */
-static int list_task(void *ctx, pid_t id)
-{
-	return list_number(ctx, "", (unsigned long)id);
-}
-
-static int list_pids(struct engine *e, const struct fs_node *dir,
-		     struct fs_listing *l)
-{
-	(void)dir;
-	return engine_for_each_process(e, list_task, l);
-}
-
-/* A thread of the process met on the way. */
-static int check_tid(struct engine *e, const struct fs_node *n,
-		     struct fs_owner *owner)
-{
-	struct task_ident id;
-	int ret;
-
-	(void)owner; /* the process's, as for proc/PID/task/TID */
-	if (node_tid(n) <= 0)
-		return -ENOENT;
-	ret = engine_task_ident(e, node_pid(n), node_tid(n), &id);
-	if (ret < 0)
-		return ret;
-	return id.tgid == node_pid(n) ? 0 : -ENOENT;
-}
-
-static int list_tids(struct engine *e, const struct fs_node *dir,
-		     struct fs_listing *l)
-{
-	return engine_for_each_thread(e, node_pid(dir), list_task, l);
-}
-
-/* ---- the tree ----------------------------------------------------- */
-
-enum {
-	K_NONE, /* no inode 0 */
-	K_ROOT, /* inode 1, FUSE_ROOT_ID */
-	K_GROUPS,
-	K_GROUP,
-	K_CPU,
-	K_PROC,
-	K_TGID,
-	K_THREADS,
-	K_TID,
-};
-
-#define E_DIR(PARENT, NAME)                                       \
-	{                                                         \
-		.parent = PARENT, .name = NAME, .mode = DIR_MODE, \
-	}
-#define E_NUMBERED(PARENT, PREFIX, SLOT, CHECK, LIST)                 \
-	{                                                             \
-		.parent = PARENT, .mode = DIR_MODE, .prefix = PREFIX, \
-		.slot = SLOT, .check = CHECK, .list = LIST,           \
-	}
-#define E_FILE(PARENT, NAME, SHOW)                                 \
-	{                                                          \
-		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
-		.show = SHOW,                                      \
-	}
-#define E_TASK(PARENT, NAME, RENDER, NEED)                         \
-	{                                                          \
-		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
-		.task = RENDER, .need = NEED,                      \
-	}
-#define E_LINK(PARENT, NAME, TARGET)                               \
-	{                                                          \
-		.parent = PARENT, .name = NAME, .mode = LINK_MODE, \
-		.link = TARGET,                                    \
-	}
-
-/* The files of a task, the same for a process and for a thread. */
-#define TASK_FILES(PARENT)                                                     \
-	E_TASK(PARENT, "cycles", render_cycles, TASK_CPU),                     \
-		E_TASK(PARENT, "kernel_time", render_kernel_time, TASK_SPLIT), \
-		E_TASK(PARENT, "user_time", render_user_time, TASK_SPLIT),     \
-		E_TASK(PARENT, "creation_time", render_creation_time,          \
-		       TASK_START),                                            \
-		E_TASK(PARENT, "exit_time", render_exit_time, TASK_START),     \
-		E_TASK(PARENT, "times", render_times, TASK_ALL)
-
-static const struct fs_entry fs_tree[] = {
-	/* The directories, at the kinds named above. */
-	[K_ROOT] = E_DIR(K_NONE, ""),
-	[K_GROUPS] = E_DIR(K_ROOT, "groups"),
-	[K_GROUP] = E_NUMBERED(K_GROUPS, "", 0, check_group, list_groups),
-	[K_CPU] = E_NUMBERED(K_GROUP, "cpu", 1, check_cpu, list_cpus),
-	[K_PROC] = E_DIR(K_ROOT, "proc"),
-	[K_TGID] = E_NUMBERED(K_PROC, "", 0, check_pid, list_pids),
-	[K_THREADS] = E_DIR(K_TGID, "threads"),
-	[K_TID] = E_NUMBERED(K_THREADS, "", 1, check_tid, list_tids),
-	/* Files and links. */
-	E_FILE(K_ROOT, "info", show_info),
-	E_LINK(K_GROUPS, "current", link_current_group),
-	E_FILE(K_GROUP, "cpus", show_group_cpus),
-	E_FILE(K_GROUP, "idle_cycles", show_group_idle),
-	E_FILE(K_CPU, "idle_cycles", show_cpu_idle),
-	E_FILE(K_CPU, "cpu", show_cpu_number),
-	E_LINK(K_PROC, "self", link_self),
-	TASK_FILES(K_TGID),
-	TASK_FILES(K_TID),
-};
-
-#define FS_KINDS (sizeof(fs_tree) / sizeof(fs_tree[0]))
-_Static_assert(FS_KINDS <= (1U << KIND_BITS), "kinds fit in an inode");
-
-/* ---- nodes and inode numbers ---------------------------------------- */
-
-static const struct fs_entry *node_entry(const struct fs_node *n)
-{
-	return &fs_tree[n->kind];
-}
-
-static fuse_ino_t node_ino(const struct fs_node *n)
-{
-	return (fuse_ino_t)n->kind | (fuse_ino_t)n->num[0] << KIND_BITS |
-	       (fuse_ino_t)n->num[1] << (KIND_BITS + NUM_BITS);
-}
-
-/* The node of an inode number the kernel gave us; -ENOENT if none. */
-static int node_of(fuse_ino_t ino, struct fs_node *n)
-{
-	n->kind = (unsigned int)(ino & ((1U << KIND_BITS) - 1));
-	n->num[0] = (uint32_t)(ino >> KIND_BITS) & NUM_MAX;
-	n->num[1] = (uint32_t)(ino >> (KIND_BITS + NUM_BITS)) & NUM_MAX;
-	if (n->kind <= K_NONE || n->kind >= FS_KINDS)
-		return -ENOENT;
-	return 0;
-}
-
-/*
- * Whether @n exists now: every numbered directory on its path is asked.
- * Sets the owner: the daemon's, or the process's below proc/PID.
- */
-static int node_check(struct engine *e, const struct fs_node *n,
-		      struct fs_owner *owner)
-{
-	unsigned int kind;
-	int ret;
-
-	*owner = fs_daemon;
-	for (kind = n->kind; kind != K_ROOT; kind = fs_tree[kind].parent) {
-		if (!fs_tree[kind].check)
-			continue;
-		ret = fs_tree[kind].check(e, n, owner);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * The owner of @n without the question whether it still exists: an
- * open file's inode answers after its task exited (then the daemon's).
- */
-static void node_owner(struct engine *e, const struct fs_node *n,
-		       struct fs_owner *owner)
-{
-	struct fs_node process = { K_TGID, { n->num[0], 0 } };
-	unsigned int kind;
-
-	*owner = fs_daemon;
-	for (kind = n->kind; kind != K_ROOT; kind = fs_tree[kind].parent) {
-		if (kind != K_TGID)
-			continue;
-		if (check_pid(e, &process, owner) < 0)
-			*owner = fs_daemon; /* gone, or not a process */
-		return;
-	}
-}
-
-static void node_stat(const struct fs_node *n, const struct fs_owner *owner,
-		      struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_ino = node_ino(n);
-	st->st_mode = node_entry(n)->mode;
-	st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
-	st->st_uid = owner->uid;
-	st->st_gid = owner->gid;
-	st->st_size = 0; /* unknown until rendered: read to end of file */
-	st->st_blksize = 4096;
-	st->st_atim = st->st_mtim = st->st_ctim = fs_mount_time;
-}
-
-/* A name is a number only in its one canonical decimal spelling. */
-static int canonical_number(const char *s, uint32_t *v)
-{
-	uint64_t n = 0;
-	const char *p;
-
-	if (s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
-		return -ENOENT;
-	for (p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -ENOENT;
-		n = n * 10 + (uint64_t)(*p - '0');
-		if (n > NUM_MAX)
-			return -ENOENT;
-	}
-	*v = (uint32_t)n;
-	return 0;
-}
-
-/* The child @name of directory @dir, if its name fits an entry. */
-static int node_child(const struct fs_node *dir, const char *name,
-		      struct fs_node *child)
-{
-	const struct fs_entry *ent;
-	size_t len;
-	unsigned int k;
-
-	for (k = K_ROOT + 1; k < FS_KINDS; k++) {
-		ent = &fs_tree[k];
-		if (ent->parent != dir->kind)
-			continue;
-		*child = *dir;
-		child->kind = k;
-		if (ent->name) {
-			if (strcmp(ent->name, name) == 0)
-				return 0;
-			continue;
-		}
-		len = strlen(ent->prefix);
-		if (strncmp(name, ent->prefix, len) == 0 &&
-		    canonical_number(name + len, &child->num[ent->slot]) == 0)
-			return 0;
-	}
-	return -ENOENT;
-}
-
-/* The parent of @n, for "..". */
-static void node_parent(const struct fs_node *n, struct fs_node *parent)
-{
-	const struct fs_entry *ent = node_entry(n);
-
-	*parent = *n;
-	if (n->kind == K_ROOT)
-		return;
-	parent->kind = ent->parent;
-	if (ent->check) /* leaving a numbered directory: forget its number */
-		parent->num[ent->slot] = 0;
-}
-
-/* ---- listings ----------------------------------------------------- */
-
-static int listing_add(struct fs_listing *l, const char *name, fuse_ino_t ino,
-		       mode_t mode)
-{
-	struct stat st = { .st_ino = ino, .st_mode = mode };
-	struct rbuf *b = &l->entries;
-	size_t need;
-
-	need = fuse_add_direntry(l->req, NULL, 0, name, NULL, 0);
-	if (rbuf_reserve(b, need) < 0)
-		return -ENOMEM;
-	/* Each entry's offset is where the next one starts. */
-	fuse_add_direntry(l->req, b->data + b->len, need, name, &st,
-			  (off_t)(b->len + need));
-	b->len += need;
-	return 0;
-}
-
-/* The whole listing of @dir: ".", "..", its entries, its numbered ones. */
-static int listing_make(struct engine *e, const struct fs_node *dir,
-			struct fs_listing *l)
-{
-	const struct fs_entry *ent;
-	struct fs_node parent, child;
-	unsigned int k;
-	int ret;
-
-	node_parent(dir, &parent);
-	ret = listing_add(l, ".", node_ino(dir), DIR_MODE);
-	if (ret == 0)
-		ret = listing_add(l, "..", node_ino(&parent), DIR_MODE);
-	for (k = K_ROOT + 1; ret == 0 && k < FS_KINDS; k++) {
-		ent = &fs_tree[k];
-		if (ent->parent != dir->kind)
-			continue;
-		child = *dir;
-		child.kind = k;
-		if (ent->name) {
-			ret = listing_add(l, ent->name, node_ino(&child),
-					  ent->mode);
-		} else {
-			l->child = child;
-			l->slot = ent->slot;
-			ret = ent->list(e, dir, l);
-		}
-	}
-	return ret < 0 ? ret : 0;
-}
-
-/* ---- operations --------------------------------------------------- */
-
-static struct engine *req_engine(fuse_req_t req)
+static struct fs *req_fs(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
+/* ---- the kernel's cache of proc/ -------------------------------------- */
+
+/*
+ * A notification must not come from a request's own path (the kernel
+ * may hold the directory's lock meanwhile): a thread of its own sends
+ * it. It is started when first needed, from a request: after the daemon
+ * has forked into the background, and only on mounts that other views
+ * read.
+ */
+static void *dropper_main(void *arg)
+{
+	struct fs *fs = arg;
+
+	pthread_mutex_lock(&fs->lock);
+	for (;;) {
+		while (!fs->drop_pending && !fs->stopping)
+			pthread_cond_wait(&fs->wake, &fs->lock);
+		if (fs->stopping)
+			break;
+		fs->drop_pending = false;
+		pthread_mutex_unlock(&fs->lock);
+		/* -ENOENT when the kernel had not cached it: fine. */
+		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, "proc",
+						 4);
+		pthread_mutex_lock(&fs->lock);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return NULL;
+}
+
+static void drop_proc_entry(struct fs *fs)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (!fs->dropper_started && !fs->stopping &&
+	    pthread_create(&fs->dropper, NULL, dropper_main, fs) == 0)
+		fs->dropper_started = true;
+	fs->drop_pending = true;
+	pthread_cond_signal(&fs->wake);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* ---- requests --------------------------------------------------------- */
+
+static void req_begin(fuse_req_t req, struct request *r)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	r->env = &req_fs(req)->env;
+	r->view = NULL;
+	r->pid = ctx->pid;
+	r->uid = ctx->uid;
+	r->gid = ctx->gid;
+}
+
+/* Whether the reader of @req is in group @gid, supplementary included. */
+static bool req_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t small[64], *list = small;
+	int n, size = 64, i;
+	bool found = false;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	for (;;) {
+		n = fuse_req_getgroups(req, size, list);
+		if (n <= size || list != small)
+			break;
+		list = malloc((size_t)n * sizeof(*list));
+		if (!list)
+			return false;
+		size = n;
+	}
+	for (i = 0; i < n && i < size; i++)
+		if (list[i] == gid)
+			found = true;
+	if (list != small)
+		free(list);
+	return found;
+}
+
+/* Whose processes alone the reader sees: hidepid=invisible's rule. */
+static uid_t req_only_uid(fuse_req_t req, const struct request *r)
+{
+	const struct access_policy *access = &r->env->access;
+
+	if (access->hidepid != HIDEPID_INVISIBLE || r->uid == 0)
+		return VIEW_ALL_UIDS;
+	if (access->gid != CONFIG_GID_NONE && req_in_group(req, access->gid))
+		return VIEW_ALL_UIDS;
+	return r->uid;
+}
+
+/* The reader's own view, from its thread's namespace. */
+static void req_view(fuse_req_t req, struct request *r)
+{
+	struct fs *fs = req_fs(req);
+	bool shared_now;
+
+	r->view = views_caller(fs->env.views, r->pid, req_only_uid(req, r),
+			       &shared_now);
+	if (shared_now)
+		drop_proc_entry(fs);
+}
+
+/*
+ * The view to serve node @n in, for a node below proc/. While only the
+ * daemon's own view reads the mount, the kernel may have served a path
+ * cached for it to a reader of another view: ask who the reader is.
+ * Once several views read it, every path walk has looked proc/ up for
+ * its reader, so the view @n was named in is the reader's (or, as in
+ * procfs, that of the directory the reader holds open).
+ */
+static void req_node_view(fuse_req_t req, struct request *r,
+			  const struct node *n)
+{
+	if (!tree_in_proc(n))
+		return;
+	if (n->kind == K_PROC || !views_shared(r->env->views))
+		req_view(req, r);
+	else
+		r->view = views_slot(r->env->views, n->view);
+}
+
+static void req_end(struct request *r)
+{
+	views_put(r->env->views, r->view);
+}
+
+/* ---- operations --------------------------------------------------- */
+
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fs *fs = userdata;
+
 	/*
 	 * The targets of proc/self and groups/current depend on the
-	 * caller: the kernel must ask for them at every use.
+	 * reader: the kernel must ask for them at every use.
 	 */
 	conn->want &= ~FUSE_CAP_CACHE_SYMLINKS;
-	fs_daemon.uid = getuid();
-	fs_daemon.gid = getgid();
-	clock_gettime(CLOCK_REALTIME, &fs_mount_time);
+	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
+}
+
+static void fs_destroy(void *userdata)
+{
+	struct fs *fs = userdata;
+	bool started;
+
+	pthread_mutex_lock(&fs->lock);
+	fs->stopping = true;
+	started = fs->dropper_started;
+	fs->dropper_started = false;
+	pthread_cond_signal(&fs->wake);
+	pthread_mutex_unlock(&fs->lock);
+	if (started)
+		pthread_join(fs->dropper, NULL);
+}
+
+/*
+ * How long the kernel may keep a name. The links' targets depend on
+ * the reader: never. proc/ itself: see fs.h.
+ */
+static double entry_timeout(const struct request *r, const struct node *n,
+			    mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return 0;
+	if (n->kind == K_PROC && views_shared(r->env->views))
+		return 0;
+	return FS_TIMEOUT_S;
 }
 
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param ep;
-	struct fs_node dir, n;
-	struct fs_owner owner;
+	struct request r;
+	struct node dir, n;
 	int ret;
 
-	ret = node_of(parent, &dir);
-	if (ret == 0 && !S_ISDIR(node_entry(&dir)->mode))
-		ret = -ENOTDIR;
+	req_begin(req, &r);
+	memset(&ep, 0, sizeof(ep));
+	ret = tree_node(parent, &dir);
 	if (ret == 0)
-		ret = node_child(&dir, name, &n);
+		ret = tree_child(&dir, name, &n);
+	if (ret == 0 && tree_in_proc(&n)) {
+		req_node_view(req, &r, &n);
+		n.view = r.view->slot;
+	}
 	if (ret == 0)
-		ret = node_check(req_engine(req), &n, &owner);
+		ret = tree_check(&r, &n, &ep.attr);
 	if (ret < 0) {
 		fuse_reply_err(req, -ret); /* negative entries are not cached */
-		return;
+		goto out;
 	}
-	memset(&ep, 0, sizeof(ep));
 	ep.ino = node_ino(&n);
-	node_stat(&n, &owner, &ep.attr);
 	ep.attr_timeout = FS_TIMEOUT_S;
-	/*
-	 * The dentry cache is shared by every caller. The shape of the
-	 * tree is the same for all, so it may be cached; the links whose
-	 * targets depend on the caller are looked up afresh each time.
-	 */
-	ep.entry_timeout = S_ISLNK(ep.attr.st_mode) ? 0 : FS_TIMEOUT_S;
+	ep.entry_timeout = entry_timeout(&r, &n, ep.attr.st_mode);
 	fuse_reply_entry(req, &ep);
+out:
+	req_end(&r);
 }
 
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct fs_owner owner;
+	struct request r;
 	struct stat st;
-	struct fs_node n;
+	struct node n;
 
 	(void)fi;
-	if (node_of(ino, &n) < 0) {
+	req_begin(req, &r);
+	if (tree_node(ino, &n) < 0) {
 		fuse_reply_err(req, ENOENT);
-		return;
+		goto out;
 	}
-	node_owner(req_engine(req), &n, &owner);
-	node_stat(&n, &owner, &st);
+	req_node_view(req, &r, &n);
+	tree_stat(&r, &n, &st);
 	fuse_reply_attr(req, &st, FS_TIMEOUT_S);
+out:
+	req_end(&r);
 }
 
 static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct request r;
 	char target[32];
-	struct fs_node n;
+	struct node n;
 	int ret;
 
-	ret = node_of(ino, &n);
-	if (ret == 0 && !node_entry(&n)->link)
-		ret = -EINVAL;
+	req_begin(req, &r);
+	ret = tree_node(ino, &n);
 	if (ret == 0)
-		ret = node_entry(&n)->link(req_engine(req), ctx->pid, target,
-					   sizeof(target));
+		req_node_view(req, &r, &n);
+	if (ret == 0)
+		ret = tree_readlink(&r, &n, target, sizeof(target));
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_readlink(req, target);
+	req_end(&r);
 }
 
-/* The file's content, now: a task's times (one engine call), or else. */
-static int node_render(struct engine *e, const struct fs_node *n,
-		       struct rbuf *b)
+/*
+ * Whether a node exists for its reader: checked when it was looked up
+ * in the reader's view, else (a path the kernel had cached for a reader
+ * of another view) now.
+ */
+static int req_check_named(struct request *r, const struct node *n)
 {
-	const struct fs_entry *ent = node_entry(n);
-	struct task_times t;
-	int ret;
+	struct stat st;
 
-	if (ent->task) {
-		ret = engine_task_times(e, node_pid(n), node_tid(n), ent->need,
-					&t);
-		return ret < 0 ? ret : ent->task(b, engine_units(e), &t);
-	}
-	if (ent->show)
-		return ent->show(e, n, b);
-	return S_ISDIR(ent->mode) ? -EISDIR : -EINVAL;
+	if (!tree_in_proc(n) || n->view == r->view->slot)
+		return 0;
+	return tree_check(r, n, &st);
 }
 
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fs_node n;
-	struct rbuf *text;
+	struct request r;
+	struct node n;
+	struct rbuf *text = NULL;
 	int ret;
 
-	ret = node_of(ino, &n);
-	if (ret < 0)
-		goto out_err;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+	req_begin(req, &r);
+	ret = tree_node(ino, &n);
+	if (ret == 0 &&
+	    ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
 		ret = -EROFS;
-		goto out_err;
+	if (ret == 0) {
+		req_node_view(req, &r, &n);
+		ret = req_check_named(&r, &n);
 	}
-	text = malloc(sizeof(*text));
-	if (!text) {
-		ret = -ENOMEM;
-		goto out_err;
+	if (ret == 0) {
+		text = malloc(sizeof(*text));
+		if (!text)
+			ret = -ENOMEM;
 	}
-	rbuf_init(text);
-	ret = node_render(req_engine(req), &n, text);
+	if (ret == 0) {
+		rbuf_init(text);
+		ret = tree_render(&r, &n, text);
+	}
 	if (ret < 0)
 		goto out_free;
 	fi->fh = (uint64_t)(uintptr_t)text;
@@ -758,13 +335,16 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		rbuf_free(text);
 		free(text);
 	}
+	req_end(&r);
 	return;
 
 out_free:
-	rbuf_free(text);
-	free(text);
-out_err:
+	if (text) {
+		rbuf_free(text);
+		free(text);
+	}
 	fuse_reply_err(req, -ret);
+	req_end(&r);
 }
 
 /*
@@ -806,6 +386,24 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+/* The tree's listing sink: one entry in the kernel's dirent format. */
+static int listing_add(void *sink, const char *name, uint64_t ino, mode_t mode)
+{
+	struct fs_listing *l = sink;
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	struct rbuf *b = &l->entries;
+	size_t need;
+
+	need = fuse_add_direntry(l->req, NULL, 0, name, NULL, 0);
+	if (rbuf_reserve(b, need) < 0)
+		return -ENOMEM;
+	/* Each entry's offset is where the next one starts. */
+	fuse_add_direntry(l->req, b->data + b->len, need, name, &st,
+			  (off_t)(b->len + need));
+	b->len += need;
+	return 0;
+}
+
 static void listing_free(struct fs_listing *l)
 {
 	rbuf_free(&l->entries);
@@ -816,37 +414,41 @@ static void listing_free(struct fs_listing *l)
 static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct engine *e = req_engine(req);
-	struct fs_listing *l;
-	struct fs_owner owner;
-	struct fs_node n;
+	struct fs_listing *l = NULL;
+	struct request r;
+	struct stat st;
+	struct node n;
 	int ret;
 
-	ret = node_of(ino, &n);
-	if (ret == 0 && !S_ISDIR(node_entry(&n)->mode))
+	req_begin(req, &r);
+	ret = tree_node(ino, &n);
+	if (ret == 0 && !S_ISDIR(tree_mode(&n)))
 		ret = -ENOTDIR;
 	if (ret == 0)
-		ret = node_check(e, &n, &owner);
-	if (ret < 0) {
-		fuse_reply_err(req, -ret);
-		return;
+		req_node_view(req, &r, &n);
+	if (ret == 0)
+		ret = tree_check(&r, &n, &st);
+	if (ret == 0) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			ret = -ENOMEM;
 	}
-	l = calloc(1, sizeof(*l));
-	if (!l) {
-		fuse_reply_err(req, ENOMEM);
-		return;
+	if (ret == 0) {
+		l->req = req;
+		ret = tree_list(&r, &n, listing_add, l);
+		l->req = NULL;
 	}
-	l->req = req;
-	ret = listing_make(e, &n, l);
-	l->req = NULL;
 	if (ret < 0) {
-		listing_free(l);
+		if (l)
+			listing_free(l);
 		fuse_reply_err(req, -ret);
-		return;
+		goto out;
 	}
 	fi->fh = (uint64_t)(uintptr_t)l;
 	if (fuse_reply_open(req, fi) != 0)
 		listing_free(l);
+out:
+	req_end(&r);
 }
 
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -983,6 +585,7 @@ static void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 
 static const struct fuse_lowlevel_ops fs_ops = {
 	.init = fs_init,
+	.destroy = fs_destroy,
 	.lookup = fs_lookup,
 	/* No .forget: inodes are numbers, there is nothing to forget. */
 	.getattr = fs_getattr,
@@ -1011,4 +614,38 @@ static const struct fuse_lowlevel_ops fs_ops = {
 const struct fuse_lowlevel_ops *fs_operations(void)
 {
 	return &fs_ops;
+}
+
+int fs_new(struct engine *engine, struct views *views,
+	   const struct access_policy *access, struct fs **out)
+{
+	struct fs *fs = calloc(1, sizeof(*fs));
+
+	if (!fs)
+		return -ENOMEM;
+	fs->env.engine = engine;
+	fs->env.views = views;
+	fs->env.access = *access;
+	fs->env.uid = getuid();
+	fs->env.gid = getgid();
+	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
+	pthread_mutex_init(&fs->lock, NULL);
+	pthread_cond_init(&fs->wake, NULL);
+	*out = fs;
+	return 0;
+}
+
+void fs_set_session(struct fs *fs, struct fuse_session *se)
+{
+	fs->se = se;
+}
+
+void fs_free(struct fs *fs)
+{
+	if (!fs)
+		return;
+	fs_destroy(fs);
+	pthread_cond_destroy(&fs->wake);
+	pthread_mutex_destroy(&fs->lock);
+	free(fs);
 }

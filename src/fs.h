@@ -1,17 +1,23 @@
 /*
- * fs: the FUSE layer, mapping the mounted tree to engine calls and
- * rendering their results.
+ * fs: the FUSE layer: the operations of a timingfs mount, on libfuse's
+ * low-level API.
  *
- * It uses libfuse's low-level API. Every node of the tree is named by
- * its inode number alone: the kind of node (an index into one
- * declarative table) and the numbers met on its path (group and
- * processor, or pid and tid) are packed into the 64 bits, so the layer
- * keeps no table of nodes and no path strings, a getattr or open needs
- * no path walk, an open file's inode answers fstat() after its task
- * exited, and each entry gets its own cache timeout.
+ * Every operation is served from the node its inode number names
+ * (inode.h) by the tree (tree.h), for a request that says who asks:
+ * the reader's thread, its ids and, for nodes below proc/, its view
+ * (view.h). It never opens /proc or /sys itself.
  *
- * It never opens /proc or /sys itself: every value, every task and
- * every processor comes from the engine.
+ * The kernel caches names and attributes per mount, for every reader at
+ * once. Below proc/ every inode number holds the view it was named in,
+ * so the names of two views never meet in those caches, as long as the
+ * kernel asks which proc/ a reader's path walk enters: the entry of
+ * proc/ itself is then looked up afresh at every walk (entry timeout
+ * 0). That lookup is a round trip to the daemon, a fifth of the cost
+ * of reading a file; so while only readers of the daemon's own view
+ * have come (VIEW_SHARED_S seconds), proc/ is cached like any other
+ * directory, and the first request from another view drops it from
+ * the kernel's cache at once. Whatever the kernel cached, every answer
+ * the daemon gives is in the view of the reader who asks.
  */
 #ifndef TIMINGFS_FS_H
 #define TIMINGFS_FS_H
@@ -20,6 +26,8 @@
 #include <fuse_lowlevel.h>
 
 #include "engine.h"
+#include "mountinfo.h"
+#include "view.h"
 
 /*
  * Entry and attribute timeout, s: lookups are cached this long, so a
@@ -29,11 +37,27 @@
  */
 #define FS_TIMEOUT_S 1.0
 
+struct fs;
+
 /*
- * fs_operations - the operations of a timingfs mount. Pass the engine
- * as fuse_session_new()'s userdata; it must outlive the session. Every
- * handler is safe to call from several threads at once. Files are
- * opened with direct_io.
+ * fs_new - the state of a mount serving @engine with @views and the
+ * access rules @access; both must outlive it. Pass it as
+ * fuse_session_new()'s userdata, and fs_set_session() the session
+ * before serving. 0 or -ENOMEM.
+ */
+int fs_new(struct engine *engine, struct views *views,
+	   const struct access_policy *access, struct fs **out);
+
+/* fs_set_session - the session that serves @fs, for notifications. */
+void fs_set_session(struct fs *fs, struct fuse_session *se);
+
+/* fs_free - release @fs after its session is destroyed; NULL allowed. */
+void fs_free(struct fs *fs);
+
+/*
+ * fs_operations - the operations of a timingfs mount. Every handler is
+ * safe to call from several threads at once. Files are opened with
+ * direct_io.
  */
 const struct fuse_lowlevel_ops *fs_operations(void);
 

@@ -30,12 +30,15 @@
 #include "config.h"
 #include "engine.h"
 #include "fs.h"
+#include "mountinfo.h"
+#include "view.h"
 
 #define EXIT_SERVE 1
 #define EXIT_USAGE 2
 
 struct options {
 	char *config; /* libfuse strdup()s it */
+	char *pidns; /* -o pidns=FILE */
 	char *mountpoint; /* as given */
 	int help;
 	int version;
@@ -53,6 +56,7 @@ static const struct fuse_opt option_spec[] = {
 	OPTION("-c %s", config, 0),
 	OPTION("--config=%s", config, 0),
 	OPTION("config=%s", config, 0),
+	OPTION("pidns=%s", pidns, 0),
 	OPTION("no_auto_unmount", no_auto_unmount, 1),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
@@ -129,6 +133,11 @@ static void usage(const char *prog)
 	       "    -s                     single-threaded\n"
 	       "    -o OPT[,OPT...]        mount options (below); timingfs adds\n"
 	       "                           ro,default_permissions,auto_unmount\n"
+	       "    -o pidns=FILE          pin every reader's view of proc/ to the\n"
+	       "                           PID namespace FILE (/proc/PID/ns/pid);\n"
+	       "                           default: each reader sees its own\n"
+	       "    -o allow_other         let readers other than the mounting user\n"
+	       "                           in (containers with a bind mount of it)\n"
 	       "    -o no_auto_unmount     leave the mount behind if killed\n"
 	       "    -h, --help             this help\n"
 	       "    -V, --version          the version\n\n",
@@ -233,7 +242,10 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct options o = { 0 };
 	struct engine *engine = NULL;
+	struct views *views = NULL;
+	struct access_policy access;
 	struct fuse_session *se;
+	struct fs *fs = NULL;
 	char *mountpoint = NULL;
 	struct config cfg;
 	char err[512];
@@ -271,22 +283,41 @@ int main(int argc, char *argv[])
 		status = EXIT_SERVE;
 		goto out;
 	}
+	if (views_new(o.pidns, &views, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		goto out;
+	}
+	if (access_resolve(&cfg, "/proc/self/mountinfo", &access, err,
+			   sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		status = EXIT_SERVE;
+		goto out;
+	}
 	if (engine_new(&cfg, &engine, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERR, "%s", err);
 		status = EXIT_SERVE;
 		goto out;
 	}
+	if (fs_new(engine, views, &access, &fs) < 0) {
+		log_msg(LOG_ERR, "out of memory");
+		status = EXIT_SERVE;
+		goto out;
+	}
 	se = fuse_session_new(&args, fs_operations(),
-			      sizeof(struct fuse_lowlevel_ops), engine);
+			      sizeof(struct fuse_lowlevel_ops), fs);
 	if (!se)
 		goto out; /* libfuse said which option it did not take */
+	fs_set_session(fs, se);
 	status = serve(se, mountpoint, &cmd);
 	fuse_session_destroy(se);
 out:
+	fs_free(fs);
 	engine_free(engine);
+	views_free(views);
 	free(mountpoint);
 	free(o.mountpoint);
 	free(o.config);
+	free(o.pidns);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	return status;

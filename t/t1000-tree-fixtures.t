@@ -74,6 +74,9 @@ test_expect_success 'info says what the engine found' '
 	idle_source proc_stat
 	group_max_size 64
 	group_count 1
+	pidns caller
+	hidepid off
+	hidepid_gid none
 	EOT
 	cat "$MNT/info" >actual &&
 	test_cmp expect actual

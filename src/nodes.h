@@ -1,0 +1,65 @@
+/*
+ * nodes: what each kind of node of the tree does, for one reader.
+ *
+ * The tree's table (tree.c) names these callbacks, one per file, link
+ * or family of numbered directories. Below proc/ every number is the
+ * reader's view's: a callback translates it into the daemon's number
+ * before it asks the engine, and a task that is not in the reader's
+ * view, or that the access rules hide from it, does not exist (-ENOENT).
+ * They return 0 (or a length) or -errno, and are thread safe.
+ */
+#ifndef TIMINGFS_NODES_H
+#define TIMINGFS_NODES_H
+
+#include <stddef.h>
+
+#include "inode.h"
+#include "render.h"
+
+/* A listing being made: a sink for entries, and the numbered child. */
+typedef int (*listing_add_fn)(void *sink, const char *name, uint64_t ino,
+			      mode_t mode);
+
+struct listing {
+	listing_add_fn add;
+	void *sink;
+	struct node child; /* the numbered child being added */
+	unsigned int slot; /* which of its numbers */
+	mode_t mode;
+};
+
+/* Add the numbered child @v, named PREFIX@v, to the listing. */
+int listing_number(struct listing *l, const char *prefix, unsigned long v);
+
+/* Files. */
+int show_info(struct request *r, const struct node *n, struct rbuf *b);
+int show_group_cpus(struct request *r, const struct node *n, struct rbuf *b);
+int show_group_idle(struct request *r, const struct node *n, struct rbuf *b);
+int show_cpu_idle(struct request *r, const struct node *n, struct rbuf *b);
+int show_cpu_number(struct request *r, const struct node *n, struct rbuf *b);
+
+/*
+ * task_of - the daemon's numbers of the task @n names in @r's view:
+ * *@pid, and *@tid (0 for the process itself). -ENOENT when @r's view
+ * has no such task.
+ */
+int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
+
+/* Links: the target, for the reader. */
+int link_self(struct request *r, char *buf, size_t size);
+int link_current_group(struct request *r, char *buf, size_t size);
+
+/*
+ * Numbered directories: check_* says whether the number exists now for
+ * the reader (and may set the owner); list_* adds every one it may see.
+ */
+int check_group(struct request *r, const struct node *n, struct owner *o);
+int list_groups(struct request *r, const struct node *dir, struct listing *l);
+int check_cpu(struct request *r, const struct node *n, struct owner *o);
+int list_cpus(struct request *r, const struct node *dir, struct listing *l);
+int check_pid(struct request *r, const struct node *n, struct owner *o);
+int list_pids(struct request *r, const struct node *dir, struct listing *l);
+int check_tid(struct request *r, const struct node *n, struct owner *o);
+int list_tids(struct request *r, const struct node *dir, struct listing *l);
+
+#endif

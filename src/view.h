@@ -1,0 +1,127 @@
+/*
+ * view: the processes as one reader sees them, in its PID namespace.
+ *
+ * A view is a PID namespace and, where procfs's hidepid=invisible
+ * applies, the one owner whose processes alone exist in it. The engine
+ * works in the daemon's numbers; a view translates between those and
+ * the numbers its namespace gives (the kernel's nsfs ioctls
+ * NS_GET_PID_FROM_PIDNS and NS_GET_PID_IN_PIDNS, Linux 6.10 and later:
+ * one system call, whatever the number of processes on the machine).
+ *
+ * Views live in a table of VIEW_SLOTS slots, and the slot number is
+ * what the FUSE layer puts into inode numbers, so that the kernel's
+ * caches, shared by every reader of a mount, keep each view's names
+ * apart. Two slots are fixed: VIEW_OWN, every process of the daemon's
+ * own namespace (or of the namespace the mount is pinned to) under its
+ * numbers; and VIEW_NOWHERE, the empty view of a reader the daemon
+ * cannot place, or one in a namespace it cannot translate. The others
+ * are made on first use and reused only after VIEW_IDLE_S seconds
+ * without use, when nothing refers to them and every cache entry that
+ * names them has timed out.
+ *
+ * The table also knows whether more than one view is in use: while
+ * every reader has been in VIEW_OWN for VIEW_SHARED_S seconds, the FUSE
+ * layer may let the kernel cache the proc directory itself; see fs.c.
+ *
+ * Thread safety: every function may be called from any thread; a view
+ * got from views_caller() stays valid until views_put().
+ */
+#ifndef TIMINGFS_VIEW_H
+#define TIMINGFS_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define VIEW_SLOT_BITS 10
+#define VIEW_SLOTS (1U << VIEW_SLOT_BITS)
+#define VIEW_OWN 0U
+#define VIEW_NOWHERE 1U
+#define VIEW_ALL_UIDS ((uid_t)-1)
+#define VIEW_IDLE_S 3
+#define VIEW_SHARED_S 60
+
+struct views;
+
+struct view {
+	unsigned int slot;
+	ino_t ns_ino; /* the namespace's nsfs inode; 0 for nowhere */
+	uid_t only_uid; /* VIEW_ALL_UIDS, or the owner it shows alone */
+	bool identity; /* its numbers are the daemon's */
+	bool nowhere; /* no process exists in it */
+	int nsfd; /* the namespace, for translation; -1 if identity */
+	/* Private to view.c: */
+	unsigned int refs;
+	long long last_used_s;
+};
+
+/*
+ * views_new - the views of a daemon in its own PID namespace, or, with
+ * @pinned_path non-NULL, of a mount pinned to the PID namespace of that
+ * file (a /proc/PID/ns/pid link or a bind mount of one), seen by every
+ * reader. Returns 0 and sets *@out, or -errno with one line in @err:
+ * -EINVAL when @pinned_path is not a PID namespace, -ENOTSUP when it is
+ * another namespace than the daemon's and this kernel cannot translate.
+ */
+int views_new(const char *pinned_path, struct views **out, char *err,
+	      size_t errlen);
+
+/* views_free - close every namespace; NULL is allowed. */
+void views_free(struct views *vs);
+
+/*
+ * views_pinned - the nsfs inode of the pinned namespace, or 0 when each
+ * reader sees its own ("pidns caller").
+ */
+ino_t views_pinned(const struct views *vs);
+
+/*
+ * views_can_translate - whether this kernel translates numbers between
+ * namespaces; without it, readers in other namespaces than the daemon's
+ * see an empty proc/.
+ */
+bool views_can_translate(const struct views *vs);
+
+/*
+ * views_caller - the view of a reader whose thread the daemon numbers
+ * @pid (0: cannot place), that sees only the processes of @only_uid
+ * (VIEW_ALL_UIDS: all). Never fails: a reader that cannot be placed, or
+ * whose view cannot be made, gets the nowhere view. Release it with
+ * views_put(). Sets *@shared_now when this call made the mount shared
+ * by more than one view (see views_shared()).
+ */
+struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
+			  bool *shared_now);
+
+/*
+ * views_slot - the view in @slot, as a node named in it says: the
+ * nowhere view when the slot holds none now. Release it with
+ * views_put().
+ */
+struct view *views_slot(struct views *vs, unsigned int slot);
+
+/* views_put - release a view got from views_caller() or views_slot(). */
+void views_put(struct views *vs, struct view *v);
+
+/*
+ * views_shared - whether a reader in another view than VIEW_OWN came in
+ * the last VIEW_SHARED_S seconds.
+ */
+bool views_shared(const struct views *vs);
+
+/*
+ * view_to_daemon - the daemon's number of the task that @v numbers
+ * @nr; -ENOENT when no such task exists in @v's namespace.
+ */
+int view_to_daemon(const struct view *v, pid_t nr);
+
+/*
+ * view_from_daemon - the number @v gives the task the daemon numbers
+ * @pid; -ENOENT when that task is not in @v's namespace.
+ */
+int view_from_daemon(const struct view *v, pid_t pid);
+
+/* view_shows_owner - whether @v shows the processes of owner @uid. */
+bool view_shows_owner(const struct view *v, uid_t uid);
+
+#endif
