@@ -263,27 +263,50 @@ static void task_fd_give(struct engine *e, pid_t pid, pid_t tid,
 }
 
 /*
- * The whole of a kept task file, read afresh. A descriptor of a task
- * that has exited reads ESRCH, even once its number names another task:
- * then it is closed, and the caller opens the file by its path.
+ * The whole of an open task file, read afresh from its start: its
+ * length, -EFBIG when it does not fit, or -errno. A descriptor of a
+ * task that has exited reads ESRCH (-ENOENT here), even once its number
+ * names another task.
  */
-static int read_kept(int fd, char *buf, size_t size)
+static int read_whole(int fd, char *buf, size_t size)
 {
 	ssize_t n;
 
 	do
 		n = pread(fd, buf, size - 1, 0);
 	while (n < 0 && errno == EINTR);
-	if (n < 0 || (size_t)n >= size - 1)
-		return -1;
+	if (n < 0)
+		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -errno;
+	if ((size_t)n >= size - 1)
+		return -EFBIG;
 	buf[n] = '\0';
 	return (int)n;
+}
+
+/* The file read by its path, and kept open for the next time. */
+static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
+			 const char *name, const char *path, char *buf,
+			 size_t size)
+{
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -errno;
+	ret = read_whole(fd, buf, size);
+	if (ret >= 0)
+		task_fd_give(e, pid, tid, name, fd);
+	else
+		close(fd);
+	return ret;
 }
 
 /*
  * Read one of the task's files into @buf. Once the task directory is
  * there, a file that cannot be read is a broken source, not a gone task:
  * -EIO, unless the task vanished meanwhile. @name is a string constant.
+ * Only procfs makes a file anew at a read from its start, so only the
+ * live /proc's files are kept open.
  */
 static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 			  const char *name, char *buf, size_t size)
@@ -293,29 +316,22 @@ static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 
 	if (pid <= 0 || tid < 0)
 		return -ENOENT;
-	/* Only procfs makes a file anew at a read from its start. */
 	if (e->live) {
 		fd = task_fd_take(e, pid, tid, name);
 		if (fd >= 0) {
-			ret = read_kept(fd, buf, size);
+			ret = read_whole(fd, buf, size);
 			if (ret >= 0) {
 				task_fd_give(e, pid, tid, name, fd);
 				return ret;
 			}
-			close(fd);
+			close(fd); /* ask the path: a new task may have it */
 		}
 	}
 	task_path(e, path, sizeof(path), pid, tid, name);
-	fd = e->live ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		ret = read_kept(fd, buf, size);
-		if (ret >= 0) {
-			task_fd_give(e, pid, tid, name, fd);
-			return ret;
-		}
-		close(fd);
-	}
-	ret = procfile_read(path, buf, size);
+	if (e->live)
+		ret = read_and_keep(e, pid, tid, name, path, buf, size);
+	else
+		ret = procfile_read(path, buf, size);
 	if (ret == -ENOENT) {
 		task_path(e, path, sizeof(path), pid, tid, "");
 		if (access(path, F_OK) == 0)
