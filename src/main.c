@@ -140,7 +140,14 @@ static void usage(const char *prog)
 	       "                           in (containers with a bind mount of it)\n"
 	       "    -o no_auto_unmount     leave the mount behind if killed\n"
 	       "    -h, --help             this help\n"
-	       "    -V, --version          the version\n\n",
+	       "    -V, --version          the version\n\n"
+	       "Containers: each reader sees the processes of its own PID\n"
+	       "namespace, under its numbers. Mount once on the host with\n"
+	       "-o allow_other and bind-mount it into containers, e.g.\n"
+	       "    docker run -v /run/timingfs:/timingfs:ro IMAGE ...\n"
+	       "[access] hidepid in the configuration hides other users'\n"
+	       "processes as procfs's hidepid= does (auto: as the procfs\n"
+	       "read is mounted).\n\n",
 	       prog, CONFIG_DEFAULT_PATH);
 }
 
@@ -287,6 +294,11 @@ int main(int argc, char *argv[])
 		log_msg(LOG_ERR, "%s", err);
 		goto out;
 	}
+	if (!views_can_translate(views))
+		log_msg(LOG_WARNING,
+			"this kernel cannot translate process numbers between "
+			"PID namespaces (Linux 6.10 or later can): readers in "
+			"other namespaces see an empty proc/");
 	if (access_resolve(&cfg, "/proc/self/mountinfo", &access, err,
 			   sizeof(err)) < 0) {
 		log_msg(LOG_ERR, "%s", err);
