@@ -301,7 +301,8 @@ struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
 	struct view *v = &vs->slot[VIEW_NOWHERE];
 	ino_t ns;
 
-	if (pid > 0) {
+	/* A pinned mount shows its namespace to every reader, placed or not. */
+	if (pid > 0 || vs->pinned_ino) {
 		ns = vs->pinned_ino ? vs->pinned_ino : ns_of(pid);
 		if (ns == vs->slot[VIEW_OWN].ns_ino &&
 		    only_uid == VIEW_ALL_UIDS) {

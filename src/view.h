@@ -86,7 +86,8 @@ bool views_can_translate(const struct views *vs);
  * views_caller - the view of a reader whose thread the daemon numbers
  * @pid (0: cannot place), that sees only the processes of @only_uid
  * (VIEW_ALL_UIDS: all). Never fails: a reader that cannot be placed, or
- * whose view cannot be made, gets the nowhere view. Release it with
+ * whose view cannot be made, gets the nowhere view; on a pinned mount
+ * every reader, placed or not, gets the pinned namespace's view. Release it with
  * views_put(). Sets *@shared_now when this call made the mount shared
  * by more than one view (see views_shared()).
  */
