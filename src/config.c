@@ -33,6 +33,8 @@ enum config_key {
 	KEY_TSC_HZ,
 	KEY_PROC,
 	KEY_SYS,
+	KEY_HIDEPID,
+	KEY_GID,
 	KEY_COUNT,
 };
 
@@ -170,12 +172,66 @@ static int parse_sys(struct config *cfg, const char *value, char *why,
 	return parse_root(cfg->sys_root, value, why, whylen);
 }
 
+static const char *const hidepid_names[] = {
+	[HIDEPID_AUTO] = "auto",
+	[HIDEPID_OFF] = "off",
+	[HIDEPID_NOACCESS] = "noaccess",
+	[HIDEPID_INVISIBLE] = "invisible",
+};
+
+static int parse_hidepid(struct config *cfg, const char *value, char *why,
+			 size_t whylen)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(hidepid_names) / sizeof(hidepid_names[0]); i++)
+		if (strcmp(value, hidepid_names[i]) == 0) {
+			cfg->hidepid = (enum hidepid)i;
+			return 0;
+		}
+	snprintf(why, whylen, "'%s' is not auto, off, noaccess or invisible",
+		 value);
+	return -EINVAL;
+}
+
+static int parse_gid(struct config *cfg, const char *value, char *why,
+		     size_t whylen)
+{
+	const char *digits;
+	uint64_t gid;
+	int ret;
+
+	/* none: no group of ours; with hidepid = auto, procfs's. */
+	if (strcmp(value, "none") == 0) {
+		cfg->access_gid = CONFIG_GID_NONE;
+		cfg->access_gid_set = false;
+		return 0;
+	}
+	cfg->access_gid_set = true;
+	if (strcmp(value, "0") == 0) { /* root's group; parse_positive's 1.. */
+		cfg->access_gid = 0;
+		return 0;
+	}
+	ret = parse_positive(value, CONFIG_GID_MAX, "none or a GID", &gid, why,
+			     whylen);
+	digits = value + (value[0] == '-');
+	if (ret == -EINVAL && *digits &&
+	    strspn(digits, "0123456789") == strlen(digits))
+		snprintf(why, whylen, "%s is out of range 0..%u", value,
+			 CONFIG_GID_MAX); /* its 1.. would say less */
+	if (ret == 0)
+		cfg->access_gid = (gid_t)gid;
+	return ret;
+}
+
 static const struct key_def keys[KEY_COUNT] = {
 	[KEY_MAX_SIZE] = { "groups", "max_size", parse_max_size },
 	[KEY_UNITS] = { "format", "units", parse_units },
 	[KEY_TSC_HZ] = { "clock", "tsc_hz", parse_tsc_hz },
 	[KEY_PROC] = { "sources", "proc", parse_proc },
 	[KEY_SYS] = { "sources", "sys", parse_sys },
+	[KEY_HIDEPID] = { "access", "hidepid", parse_hidepid },
+	[KEY_GID] = { "access", "gid", parse_gid },
 };
 
 static bool known_section(const char *section)
@@ -321,7 +377,9 @@ void config_defaults(struct config *cfg)
 	cfg->tsc_hz = 0;
 	strcpy(cfg->proc_root, "/proc");
 	strcpy(cfg->sys_root, "/sys");
+	cfg->hidepid = HIDEPID_AUTO;
 	cfg->access_gid = CONFIG_GID_NONE;
+	cfg->access_gid_set = false;
 }
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
@@ -368,4 +426,9 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen)
 const char *config_units_name(enum units units)
 {
 	return units == UNITS_UNIX ? "unix" : "windows";
+}
+
+const char *config_hidepid_name(enum hidepid hidepid)
+{
+	return hidepid_names[hidepid];
 }

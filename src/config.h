@@ -24,8 +24,16 @@ enum units {
 	UNITS_UNIX, /* ns durations, ns since the Unix epoch */
 };
 
-enum hidepid { HIDEPID_AUTO, HIDEPID_OFF, HIDEPID_NOACCESS, HIDEPID_INVISIBLE };
+/* [access] hidepid: procfs's hidepid=, or auto to take procfs's own. */
+enum hidepid {
+	HIDEPID_AUTO,
+	HIDEPID_OFF, /* every process for every reader */
+	HIDEPID_NOACCESS, /* others' processes listed, not enterable */
+	HIDEPID_INVISIBLE, /* others' processes do not exist */
+};
+
 #define CONFIG_GID_NONE ((gid_t)-1)
+#define CONFIG_GID_MAX 4294967294U
 
 struct config {
 	unsigned int group_max_size; /* [groups] max_size, 1..64 */
@@ -33,14 +41,15 @@ struct config {
 	uint64_t tsc_hz; /* [clock] tsc_hz; 0 means auto */
 	char proc_root[CONFIG_ROOT_MAX]; /* [sources] proc */
 	char sys_root[CONFIG_ROOT_MAX]; /* [sources] sys */
-	enum hidepid hidepid;
-	gid_t access_gid;
-	bool access_gid_set;
+	enum hidepid hidepid; /* [access] hidepid */
+	gid_t access_gid; /* [access] gid; CONFIG_GID_NONE for none */
+	bool access_gid_set; /* [access] gid gave a GID (it wins over auto) */
 };
 
 /*
  * config_defaults - fill @cfg with the built-in defaults: max_size 64,
- * units windows, tsc_hz auto, proc /proc, sys /sys.
+ * units windows, tsc_hz auto, proc /proc, sys /sys, hidepid auto, gid
+ * none (not given).
  */
 void config_defaults(struct config *cfg);
 
@@ -57,5 +66,8 @@ int config_load(struct config *cfg, const char *path, char *err, size_t errlen);
 
 /* config_units_name - "windows" or "unix". */
 const char *config_units_name(enum units units);
+
+/* config_hidepid_name - "auto", "off", "noaccess" or "invisible". */
+const char *config_hidepid_name(enum hidepid hidepid);
 
 #endif

@@ -73,6 +73,11 @@ static void test_defaults(void)
 	check_str(config_units_name(UNITS_UNIX), "unix", "units name unix");
 	check_str(config_units_name(UNITS_WINDOWS), "windows",
 		  "units name windows");
+	check_int(cfg.hidepid, HIDEPID_AUTO, "default hidepid is auto");
+	check(cfg.access_gid == CONFIG_GID_NONE && !cfg.access_gid_set,
+	      "default gid is none, not given");
+	check_str(config_hidepid_name(HIDEPID_INVISIBLE), "invisible",
+		  "hidepid name invisible");
 }
 
 /* The shipped file must load and say exactly what the defaults say. */
@@ -90,7 +95,9 @@ static void test_shipped(const char *fixtures)
 	check(cfg.group_max_size == def.group_max_size &&
 		      cfg.units == def.units && cfg.tsc_hz == def.tsc_hz &&
 		      !strcmp(cfg.proc_root, def.proc_root) &&
-		      !strcmp(cfg.sys_root, def.sys_root),
+		      !strcmp(cfg.sys_root, def.sys_root) &&
+		      cfg.hidepid == def.hidepid &&
+		      cfg.access_gid == def.access_gid,
 	      "conf/timingfs.conf says the defaults");
 }
 
@@ -163,6 +170,63 @@ static void test_good(void)
 	check(load("[sources]\nproc = /\n", &cfg) == 0 &&
 		      !strcmp(cfg.proc_root, "/"),
 	      "proc / stays /");
+}
+
+static void test_access(void)
+{
+	static const char *const modes[] = { "auto", "off", "noaccess",
+					     "invisible" };
+	char text[128];
+	struct config cfg;
+	int i;
+
+	check(load("[access]\ngid = 5\nhidepid = off\n", &cfg) == 0 &&
+		      cfg.hidepid == HIDEPID_OFF && cfg.access_gid == 5,
+	      "gid before hidepid: each keeps its own");
+	for (i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text), "[access]\nhidepid = %s\n",
+			 modes[i]);
+		check(load(text, &cfg) == 0 && (int)cfg.hidepid == i &&
+			      !strcmp(config_hidepid_name(cfg.hidepid),
+				      modes[i]),
+		      "hidepid = %s", modes[i]);
+	}
+	check(load("[access]\ngid = none\n", &cfg) == 0 &&
+		      cfg.access_gid == CONFIG_GID_NONE && !cfg.access_gid_set,
+	      "gid = none leaves the gid to hidepid = auto");
+	check(load("[access]\ngid = 0\n", &cfg) == 0 && cfg.access_gid == 0 &&
+		      cfg.access_gid_set,
+	      "gid = 0, root's group");
+	check(load("[access]\ngid = 4242\n", &cfg) == 0 &&
+		      cfg.access_gid == 4242,
+	      "gid = 4242");
+	check(load("[access]\ngid = 4294967294\n", &cfg) == 0 &&
+		      cfg.access_gid == 4294967294U,
+	      "gid 4294967294 is the upper bound");
+	expect_error("[access]\nhidepid = Off\n", 2,
+		     "[access] hidepid: 'Off' is not auto, off, noaccess or "
+		     "invisible",
+		     "hidepid is case-sensitive");
+	expect_error("[access]\nhidepid = 2\n", 2,
+		     "[access] hidepid: '2' is not auto, off, noaccess or "
+		     "invisible",
+		     "hidepid takes names, not procfs's numbers");
+	expect_error("[access]\ngid = 4294967295\n", 2,
+		     "[access] gid: 4294967295 is out of range 0..4294967294",
+		     "gid (gid_t)-1 is out of range");
+	expect_error("[access]\ngid = -1\n", 2,
+		     "[access] gid: -1 is out of range 0..4294967294",
+		     "a negative gid is out of range");
+	expect_error("[access]\ngid = staff\n", 2,
+		     "[access] gid: 'staff' is not none or a GID",
+		     "a group name is not a GID");
+	expect_error("[access]\ngid = -12x\n", 2,
+		     "[access] gid: '-12x' is not none or a GID",
+		     "nor is -12x");
+	expect_error("[access]\ngid =\n", 2, "[access] gid: no value",
+		     "gid needs a value");
+	expect_error("[access]\nhide = off\n", 2, "[access] hide: unknown key",
+		     "an unknown [access] key");
 }
 
 /* inih reads lines of up to 199 characters (Debian's INI_MAX_LINE). */
@@ -334,6 +398,7 @@ int main(int argc, char **argv)
 	test_shipped(fixtures);
 	test_good();
 	test_long_lines();
+	test_access();
 	test_errors();
 	test_files();
 
