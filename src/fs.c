@@ -150,19 +150,30 @@ static void req_view(fuse_req_t req, struct request *r)
 }
 
 /*
+ * Whether every path walk asks the daemon which proc/ it enters: while
+ * readers of several views share the mount, and always under
+ * hidepid=invisible, where each owner has a view of its own.
+ */
+static bool proc_walks_ask(const struct request *r)
+{
+	return r->env->access.hidepid == HIDEPID_INVISIBLE ||
+	       views_shared(r->env->views);
+}
+
+/*
  * The view to serve node @n in, for a node below proc/. While only the
  * daemon's own view reads the mount, the kernel may have served a path
  * cached for it to a reader of another view: ask who the reader is.
- * Once several views read it, every path walk has looked proc/ up for
- * its reader, so the view @n was named in is the reader's (or, as in
- * procfs, that of the directory the reader holds open).
+ * Once every path walk looks proc/ up for its reader, the view @n was
+ * named in is the reader's (or, as in procfs, that of the directory the
+ * reader holds open).
  */
 static void req_node_view(fuse_req_t req, struct request *r,
 			  const struct node *n)
 {
 	if (!tree_in_proc(n))
 		return;
-	if (n->kind == K_PROC || !views_shared(r->env->views))
+	if (n->kind == K_PROC || !proc_walks_ask(r))
 		req_view(req, r);
 	else
 		r->view = views_slot(r->env->views, n->view);
@@ -204,15 +215,16 @@ static void fs_destroy(void *userdata)
 
 /*
  * How long the kernel may keep a name. The links' targets depend on
- * the reader: never. proc/ itself: see fs.h.
+ * the reader: never. proc/ itself, while each walk must ask which view
+ * it enters: never; otherwise a tick (see fs.h).
  */
 static double entry_timeout(const struct request *r, const struct node *n,
 			    mode_t mode)
 {
 	if (S_ISLNK(mode))
 		return 0;
-	if (n->kind == K_PROC && views_shared(r->env->views))
-		return 0;
+	if (n->kind == K_PROC)
+		return proc_walks_ask(r) ? 0 : FS_PROC_TIMEOUT_S;
 	return FS_TIMEOUT_S;
 }
 

@@ -13,11 +13,17 @@
  * kernel asks which proc/ a reader's path walk enters: the entry of
  * proc/ itself is then looked up afresh at every walk (entry timeout
  * 0). That lookup is a round trip to the daemon, a fifth of the cost
- * of reading a file; so while only readers of the daemon's own view
- * have come (VIEW_SHARED_S seconds), proc/ is cached like any other
- * directory, and the first request from another view drops it from
- * the kernel's cache at once. Whatever the kernel cached, every answer
- * the daemon gives is in the view of the reader who asks.
+ * of reading a file. So while only readers of the daemon's own view
+ * have come for VIEW_SHARED_S seconds (and hidepid is not invisible,
+ * which gives every owner a view), proc/ is kept for the shortest time
+ * the kernel keeps anything, one clock tick: the own view's walks then
+ * pay one lookup a tick, not one each; the first request from another
+ * view makes every walk ask, and drops proc/ from the kernel's cache at
+ * once. Whatever the kernel cached, every answer the daemon gives is in
+ * the view of the reader who asks. What the kernel answers alone, a
+ * stat of a name cached for the own view, reaches a reader of another
+ * view only if its walk comes within that tick of the own view's last
+ * one and before any request of its own.
  */
 #ifndef TIMINGFS_FS_H
 #define TIMINGFS_FS_H
@@ -36,6 +42,13 @@
  * lookups (a new process is there at once).
  */
 #define FS_TIMEOUT_S 1.0
+
+/*
+ * The entry timeout of proc/ while only the daemon's own view reads:
+ * the kernel rounds any timeout up to a whole clock tick (1 to 10 ms),
+ * and keeps the entry for that tick.
+ */
+#define FS_PROC_TIMEOUT_S 1e-9
 
 struct fs;
 

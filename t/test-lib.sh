@@ -108,6 +108,7 @@ cleanup() {
 	local pid
 	for pid in $CLEANUP_PIDS; do
 		kill_tree "$pid" KILL
+		wait "$pid" 2>/dev/null # no "Killed" from the shell
 	done
 	unmount_timingfs >/dev/null 2>&1
 	cd "$TEST_DIRECTORY" || return

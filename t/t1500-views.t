@@ -1,0 +1,565 @@
+#!/bin/bash
+# Views: one mount read from several PID namespaces at once. Each reader
+# sees the processes of its own namespace under that namespace's
+# numbers, and nothing of any other, whatever another reader looked up
+# the moment before; -o pidns=FILE pins every reader to one namespace.
+# The ground truth is the namespace's own /proc, read by the same reader
+# (unshare --mount-proc gives each namespace one), and a task's
+# creation_time, which tells two tasks of the same number apart.
+#
+# Readers in a namespace are bash run by nsenter, and list directories
+# with bash's own globs, so that no short-lived process of theirs but
+# the reader itself ($$) is in the listings.
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+[ "$(id -u)" = 0 ] || skip_all "not root: cannot make PID namespaces"
+command -v unshare >/dev/null && command -v nsenter >/dev/null ||
+	skip_all "no unshare or nsenter (util-linux)"
+unshare -p -f --mount-proc true 2>/dev/null ||
+	skip_all "unshare cannot make a PID namespace here"
+
+PIN=$TRASH/pin
+PIN_PID=
+PIN_STATUS=
+mkdir -p "$PIN" "$TRASH/bind"
+export PIN
+
+# start_pinned ARGS...: a second daemon, ./timingfs -f ARGS... $PIN, as
+# start_timingfs does for $MNT.
+start_pinned() {
+	local i
+	"$TIMINGFS" -f "$@" "$PIN" 2>"$TRASH/pin.err" &
+	PIN_PID=$!
+	for i in $(seq 1 200); do
+		is_mounted "$PIN" && return 0
+		is_running "$PIN_PID" || break
+		sleep 0.05
+	done
+	echo "the pinned timingfs did not mount:" >&2
+	cat "$TRASH/pin.err" >&2
+	stop_pinned
+	return 1
+}
+
+# stop_pinned: unmount $PIN and reap its daemon, as unmount_timingfs
+# does for $MNT; its exit status in $PIN_STATUS.
+stop_pinned() {
+	local i
+	if is_mounted "$PIN"; then
+		fusermount3 -u "$PIN" 2>/dev/null || fusermount3 -u -z "$PIN"
+	fi
+	[ -n "$PIN_PID" ] || return 0
+	for i in $(seq 1 100); do
+		is_running "$PIN_PID" || break
+		sleep 0.05
+	done
+	is_running "$PIN_PID" && kill_tree "$PIN_PID" KILL
+	wait "$PIN_PID"
+	PIN_STATUS=$?
+	PIN_PID=
+}
+
+# The namespaces die first (test-lib's cleanup kills them), so that no
+# copy of a mount in their mount namespaces keeps a daemon alive.
+cleanup_views() {
+	local pid
+	for pid in $CLEANUP_PIDS; do
+		kill_tree "$pid" KILL
+	done
+	stop_pinned >/dev/null 2>&1
+	cleanup
+}
+trap cleanup_views EXIT
+
+# child_of PID: the (first) child of PID, waiting up to 5 s for it.
+child_of() {
+	local i c
+	for i in $(seq 1 100); do
+		c=$(ps -o pid= --ppid "$1" | head -n 1 | tr -d " ")
+		[ -n "$c" ] && { echo "$c"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_file FILE: up to 10 s for FILE to be non-empty.
+wait_file() {
+	local i
+	for i in $(seq 1 200); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	echo "no $1" >&2
+	return 1
+}
+
+# The body of a namespace's init: two sleepers, which are 2 and 3 there.
+NS_INIT_BODY='sleep 1000 & sleep 1000 & echo ready >"$1"; wait'
+
+# start_ns NAME: a new PID (and mount) namespace, its init a shell with
+# two sleepers. Sets NAME_INIT to the host's number of its init.
+start_ns() {
+	local name=$1 init
+	unshare -p -f --mount-proc sh -c "$NS_INIT_BODY" sh \
+		"$TRASH/$name.ready" &
+	kill_at_exit $!
+	init=$(child_of $!) && wait_file "$TRASH/$name.ready" || return 1
+	printf -v "${name}_INIT" %s "$init"
+	export "${name}_INIT"
+}
+
+# host_of INIT NR: the host's number of the task its namespace (that of
+# INIT) numbers NR, from the NSpid lines of the host's /proc.
+host_of() {
+	local p
+	for p in $(ps -o pid= --ppid "$1") "$1"; do
+		awk -v nr="$2" '$1 == "NSpid:" && $NF == nr { found = 1 }
+			END { exit !found }' "/proc/$p/status" && {
+			echo "$p"
+			return 0
+		}
+	done
+	return 1
+}
+
+# in_ns INIT CMD...: CMD in the PID and mount namespaces of INIT.
+in_ns() {
+	local init=$1
+	shift
+	nsenter -t "$init" -p -m "$@"
+}
+
+# in_pidns INIT CMD...: CMD in the PID namespace of INIT, the host's
+# mounts (and /proc).
+in_pidns() {
+	local init=$1
+	shift
+	nsenter -t "$init" -p "$@"
+}
+
+# nums DIR [SKIP]: the numeric entries of DIR but SKIP, sorted, on one
+# line. The glob is bash's own, in the calling shell, so that the
+# reader itself is the only process of the reader listed.
+nums() {
+	local e out=()
+	shopt -s nullglob
+	for e in "$1"/[0-9]*; do
+		[ "${e##*/}" != "${2:-}" ] && out+=("${e##*/}")
+	done
+	shopt -u nullglob
+	printf "%s\n" "${out[@]}" | sort -n | tr "\n" " "
+	echo
+}
+
+# nums_but_me DIR: nums, without the reader itself.
+nums_but_me() {
+	nums "$1" "$$"
+}
+
+export -f nums nums_but_me
+export BIN MNT TRASH
+
+write_config "$TRASH/empty.conf"
+start_timingfs -c "$TRASH/empty.conf" -o allow_other || exit 1
+
+sleep 1000 &
+HOSTONLY=$!
+kill_at_exit "$HOSTONLY"
+export HOSTONLY
+
+start_ns NS1 || exit 1
+
+# Known since the README's "The kernel's cache": before a namespace's
+# first request reaches the daemon, a stat of a name the host looked up
+# in the last second is answered from the kernel's cache. The contract
+# (interface.md, Views) says it must not resolve.
+test_expect_success 'a first reader of a new namespace: a host name the host just used is ENOENT' '
+	cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&
+	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
+	echo "stat from the namespace: $r" &&
+	test "$r" = ENOENT
+'
+
+test_expect_success 'info says pidns caller' '
+	grep -x "pidns caller" "$MNT/info" &&
+	test "$(grep -c "^pidns " "$MNT/info")" = 1
+'
+
+test_expect_success 'the namespace is as made: init, two sleepers' '
+	in_ns "$NS1_INIT" bash -c "nums_but_me /proc" >actual &&
+	echo "1 2 3 " >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'proc/self in a namespace is the reader, as it numbers it' '
+	in_ns "$NS1_INIT" sh -c "echo \$\$; exec readlink \"\$MNT/proc/self\"" >out &&
+	cat out &&
+	set -- $(cat out) &&
+	test "$#" = 2 && test "$1" = "$2" &&
+	test "$1" -lt 100 &&
+	in_ns "$NS1_INIT" sh -c "exec readlink \"\$MNT/proc/self\"" >out2 &&
+	in_ns "$NS1_INIT" sh -c "exec readlink /proc/self" >out3 &&
+	test "$(cat out2)" -lt 100 && test "$(cat out3)" -lt 100
+'
+
+test_expect_success 'proc/ in a namespace lists what its /proc lists' '
+	in_ns "$NS1_INIT" bash -c "nums /proc; nums \$MNT/proc; echo \$\$" >out &&
+	cat out &&
+	me=$(sed -n 3p out) &&
+	sed -n 1p out >expect &&
+	sed -n 2p out >actual &&
+	test_cmp expect actual &&
+	printf "%s\n" 1 2 3 "$me" | sort -n | tr "\n" " " >exact &&
+	echo >>exact &&
+	test_cmp exact actual
+'
+
+test_expect_success 'proc/1/threads in a namespace is its /proc/1/task' '
+	in_ns "$NS1_INIT" bash -c "nums /proc/1/task; nums \$MNT/proc/1/threads" >out &&
+	cat out &&
+	test "$(sed -n 1p out)" = "1 " &&
+	test "$(sed -n 2p out)" = "1 "
+'
+
+test_expect_success 'a host process is no process of the namespace' '
+	test "$HOSTONLY" -ge 100 &&
+	cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&
+	in_ns "$NS1_INIT" bash -c "
+		\$BIN/helper-io errno stat \$MNT/proc/\$HOSTONLY
+		\$BIN/helper-io errno read \$MNT/proc/\$HOSTONLY/cycles
+		\$BIN/helper-io errno opendir \$MNT/proc/\$HOSTONLY
+		\$BIN/helper-io errno stat \$MNT/proc/\$HOSTONLY/threads/\$HOSTONLY
+		cat \$MNT/proc/\$HOSTONLY/cycles 2>&1 && echo cat-read
+		ls \$MNT/proc/\$HOSTONLY 2>&1 && echo ls-listed
+		ls \$MNT/proc | grep -x \$HOSTONLY
+		nums \$MNT/proc" >out &&
+	cat out &&
+	printf "%s\n" ENOENT ENOENT ENOENT ENOENT >expect &&
+	head -n 4 out >actual &&
+	test_cmp expect actual &&
+	sed -n 5p out | grep "No such file or directory" &&
+	sed -n 6p out | grep "No such file or directory" &&
+	! grep -x -e cat-read -e ls-listed -e "$HOSTONLY" out &&
+	! sed -n 7p out | tr " " "\n" | grep -x "$HOSTONLY"
+'
+
+test_expect_success 'a host name the host just read is ENOENT in the namespace' '
+	for i in $(seq 1 10); do
+		cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&
+		stat "$MNT/proc/$HOSTONLY" >/dev/null &&
+		r1=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
+		cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&
+		r2=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno read "$MNT/proc/$HOSTONLY/cycles") &&
+		ls "$MNT/proc/$HOSTONLY" >/dev/null &&
+		r3=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno opendir "$MNT/proc/$HOSTONLY") &&
+		echo "$i: $r1 $r2 $r3" &&
+		test "$r1 $r2 $r3" = "ENOENT ENOENT ENOENT" || return 1
+	done
+'
+
+test_expect_success 'proc/1 from the host and from the namespace, alternately' '
+	NS_INIT_CT=$(cat "$MNT/proc/$NS1_INIT/creation_time") &&
+	HOST_INIT_CT=$(cat "$MNT/proc/1/creation_time") &&
+	echo "host init $HOST_INIT_CT, namespace init $NS_INIT_CT" &&
+	test "$HOST_INIT_CT" != "$NS_INIT_CT" &&
+	for i in $(seq 1 10); do
+		h=$(cat "$MNT/proc/1/creation_time") &&
+		n=$(in_ns "$NS1_INIT" cat "$MNT/proc/1/creation_time") &&
+		n2=$(in_pidns "$NS1_INIT" cat "$MNT/proc/1/creation_time") &&
+		h2=$(cat "$MNT/proc/$NS1_INIT/creation_time") &&
+		echo "$i: host proc/1 $h, namespace proc/1 $n $n2, host proc/$NS1_INIT $h2" &&
+		test "$h" = "$HOST_INIT_CT" && test "$n" = "$NS_INIT_CT" &&
+		test "$n2" = "$NS_INIT_CT" && test "$h2" = "$NS_INIT_CT" ||
+		return 1
+	done
+'
+
+test_expect_success 'every file of proc/1 is the namespace init, read from there' '
+	h=$(cat "$MNT/proc/$NS1_INIT/times") &&
+	n=$(in_ns "$NS1_INIT" cat "$MNT/proc/1/times") &&
+	echo "$h" | grep -x "creation_time $(cat "$MNT/proc/$NS1_INIT/creation_time")" &&
+	echo "$n" | grep -x "creation_time $(cat "$MNT/proc/$NS1_INIT/creation_time")" &&
+	s=$(host_of "$NS1_INIT" 2) &&
+	test "$(in_ns "$NS1_INIT" cat "$MNT/proc/2/creation_time")" = \
+		"$(cat "$MNT/proc/$s/creation_time")" &&
+	test "$(in_ns "$NS1_INIT" cat "$MNT/proc/1/threads/1/creation_time")" = \
+		"$(cat "$MNT/proc/$NS1_INIT/threads/$NS1_INIT/creation_time")"
+'
+
+test_expect_success 'threads in a namespace, by the numbers it gives them' '
+	in_ns "$NS1_INIT" bash -c "
+		\$BIN/helper-busy -k >\$TRASH/busy.pids &
+		for i in \$(seq 1 200); do [ -s \$TRASH/busy.pids ] && break; sleep 0.05; done
+		cat \$TRASH/busy.pids
+		read -r p b s <\$TRASH/busy.pids
+		nums /proc/\$p/task
+		nums \$MNT/proc/\$p/threads
+		\$BIN/helper-io errno stat \$MNT/proc/\$p/threads/\$b
+		\$BIN/helper-io errno stat \$MNT/proc/\$b
+		kill \$p" >out &&
+	cat out &&
+	set -- $(sed -n 1p out) &&
+	test "$#" = 3 && test "$1" -lt 100 &&
+	echo "$*" | tr " " "\n" | sort -n | tr "\n" " " >expect &&
+	echo >>expect &&
+	sed -n 2p out >task &&
+	sed -n 3p out >threads &&
+	test_cmp expect task &&
+	test_cmp expect threads &&
+	test "$(sed -n 4,5p out | tr "\n" " ")" = "OK ENOENT "
+'
+
+# Namespace B inside A (NS1): A sees B's processes under A's numbers; B
+# sees only its own, under its numbers.
+nsenter -t "$NS1_INIT" -p -m unshare -p -f --mount-proc sh -c "$NS_INIT_BODY" \
+	sh "$TRASH/B.ready" &
+B_NSENTER=$!
+kill_at_exit "$B_NSENTER"
+B_UNSHARE=$(child_of "$B_NSENTER")
+B_INIT=$(child_of "$B_UNSHARE")
+wait_file "$TRASH/B.ready" || exit 1
+export B_INIT
+grep NSpid "/proc/$B_INIT/status" | grep -q "[[:space:]]1$" || {
+	echo "Bail out! namespace B: no init at $B_INIT"
+	exit 1
+}
+
+test_expect_success 'nested: B is init and two sleepers' '
+	in_ns "$B_INIT" bash -c "nums_but_me /proc; nums_but_me \$MNT/proc" >out &&
+	cat out &&
+	printf "1 2 3 \n1 2 3 \n" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'nested: a reader in A lists B under A numbers' '
+	in_ns "$NS1_INIT" bash -c "
+		nums /proc; nums \$MNT/proc
+		for f in /proc/[0-9]*/status; do
+			while read -r k a b; do
+				if [ \"\$k\" = NSpid: ] && [ \"\$b\" = 1 ]; then
+					echo \"\$a\"
+				fi
+			done <\$f
+		done" >out &&
+	cat out &&
+	test "$(sed -n 1p out)" = "$(sed -n 2p out)" &&
+	test "$(sed -n 3,\$p out | wc -l)" = 1 &&
+	b=$(sed -n 3p out) &&
+	sed -n 2p out | tr " " "\n" | grep -x "$b" &&
+	test "$(wc -w <<<"$(sed -n 2p out)")" -ge 8 &&
+	a_ct=$(in_ns "$NS1_INIT" cat "$MNT/proc/$b/creation_time") &&
+	b_ct=$(in_ns "$B_INIT" cat "$MNT/proc/1/creation_time") &&
+	h_ct=$(cat "$MNT/proc/$B_INIT/creation_time") &&
+	a1_ct=$(in_ns "$NS1_INIT" cat "$MNT/proc/1/creation_time") &&
+	echo "B init: from A $a_ct, from B $b_ct, from the host $h_ct; A init $a1_ct" &&
+	test "$a_ct" = "$b_ct" && test "$h_ct" = "$b_ct" && test "$a1_ct" != "$b_ct"
+'
+
+test_expect_success 'nested: B sees nothing of A, A nothing of the host' '
+	in_ns "$B_INIT" bash -c "
+		for n in \$(seq 4 40); do
+			[ -e /proc/\$n ] || \$BIN/helper-io errno stat \$MNT/proc/\$n
+		done | sort | uniq -c" >out &&
+	cat out &&
+	test "$(wc -l <out)" = 1 && grep " ENOENT$" out &&
+	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
+	test "$r" = ENOENT &&
+	r=$(in_ns "$B_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
+	test "$r" = ENOENT
+'
+
+# B goes, whole: nsenter stops itself when its child is stopped, so it
+# is killed too, and its unshare is reaped by A's init.
+kill_tree "$B_NSENTER" KILL
+wait "$B_NSENTER" 2>/dev/null
+for i in $(seq 1 100); do
+	[ "$(in_ns "$NS1_INIT" bash -c "nums_but_me /proc")" = "1 2 3 " ] && break
+	sleep 0.05
+done
+
+# A container's view of the host's mount: a bind mount in a mount
+# namespace of its own, read from a PID namespace of its own.
+test_expect_success 'a bind mount in a private mount namespace: its own view' '
+	unshare -m -p -f --mount-proc bash -c "
+		mount --bind \$MNT \$TRASH/bind || exit 1
+		sleep 1000 &
+		nums /proc
+		nums \$TRASH/bind/proc
+		echo \$!
+		sh -c \"echo \\\$\\\$; exec readlink \$TRASH/bind/proc/self\"
+		true" >out &&
+	cat out &&
+	s=$(sed -n 3p out) &&
+	printf "1 $s \n1 $s \n" >expect &&
+	sed -n 1,2p out >actual &&
+	test_cmp expect actual &&
+	test "$(sed -n 4p out)" = "$(sed -n 5p out)" &&
+	test "$(sed -n 4p out)" -gt "$s" &&
+	! is_mounted "$TRASH/bind"
+'
+
+# The kernel's dentry cache: readers of the host, of NS1 and of NS2 at
+# once, for 2 s, on the same names. Each checks that proc/1 and proc/2
+# are its own namespace's (by creation_time) and that the others' tasks
+# do not exist, with bash's own reads and stats: no process is started
+# inside the loop.
+start_ns NS2 || exit 1
+
+# race_reader SECONDS CT1 CT2 ABSENT...: loop, print "ok N" or what
+# went wrong.
+race_reader() {
+	local end c n=0 a secs=$1 ct1=$2 ct2=$3
+	shift 3
+	end=$((${EPOCHREALTIME/./} + secs * 1000000))
+	while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
+		n=$((n + 1))
+		read -r c <"$MNT/proc/1/creation_time"
+		[ "$c" = "$ct1" ] || { echo "read $n: proc/1 is $c"; return 1; }
+		[ -d "$MNT/proc/2" ] || { echo "read $n: no proc/2"; return 1; }
+		read -r c <"$MNT/proc/2/creation_time"
+		[ "$c" = "$ct2" ] || { echo "read $n: proc/2 is $c"; return 1; }
+		for a in "$@"; do
+			[ ! -e "$MNT/proc/$a" ] ||
+				{ echo "read $n: proc/$a is there"; return 1; }
+			[ ! -e "$MNT/proc/$a/cycles" ] ||
+				{ echo "read $n: proc/$a/cycles is there"; return 1; }
+		done
+	done
+	echo "ok $n"
+}
+export -f race_reader
+
+test_expect_success 'three namespaces at once on the same names: never the other one' '
+	h1=$(cat "$MNT/proc/1/creation_time") &&
+	h2=$(cat "$MNT/proc/2/creation_time") &&
+	a1=$(cat "$MNT/proc/$NS1_INIT/creation_time") &&
+	a2=$(cat "$MNT/proc/$(host_of "$NS1_INIT" 2)/creation_time") &&
+	b1=$(cat "$MNT/proc/$NS2_INIT/creation_time") &&
+	b2=$(cat "$MNT/proc/$(host_of "$NS2_INIT" 2)/creation_time") &&
+	echo "host $h1 $h2, NS1 $a1 $a2, NS2 $b1 $b2" &&
+	test "$(printf "%s\n" "$h1" "$a1" "$b1" | sort -u | wc -l)" = 3 &&
+	test "$(printf "%s\n" "$h2" "$a2" "$b2" | sort -u | wc -l)" = 3 ||
+	return 1
+	race_reader 2 "$h1" "$h2" >host.out &
+	in_pidns "$NS1_INIT" bash -c "race_reader 2 $a1 $a2 $HOSTONLY $NS2_INIT" >ns1.out &
+	in_pidns "$NS2_INIT" bash -c "race_reader 2 $b1 $b2 $HOSTONLY $NS1_INIT" >ns2.out &
+	wait
+	cat host.out ns1.out ns2.out &&
+	for f in host.out ns1.out ns2.out; do
+		n=$(sed -n "s/^ok //p" $f) &&
+		test "$n" -gt 50 || return 1
+	done
+'
+
+test_expect_success 'proc/self from three namespaces at once' '
+	for i in $(seq 1 20); do
+		sh -c "echo \$\$; exec readlink \"$MNT/proc/self\"" >h.$i &
+		in_pidns "$NS1_INIT" sh -c "echo \$\$; exec readlink \"$MNT/proc/self\"" >a.$i &
+		in_pidns "$NS2_INIT" sh -c "echo \$\$; exec readlink \"$MNT/proc/self\"" >b.$i &
+	done
+	wait
+
+	for f in h.* a.* b.*; do
+		set -- $(cat $f) &&
+		test "$#" = 2 && test "$1" = "$2" ||
+		{ echo "$f: $*"; return 1; }
+	done
+'
+
+# Pinned to NS1: every reader sees NS1.
+start_pinned -c "$TRASH/empty.conf" -o allow_other,pidns=/proc/$NS1_INIT/ns/pid ||
+	exit 1
+
+test_expect_success 'pinned: info says pidns and the namespace inode' '
+	ino=$(stat -L -c %i "/proc/$NS1_INIT/ns/pid") &&
+	grep -x "pidns $ino" "$PIN/info" &&
+	test "$ino" != "$(stat -L -c %i /proc/self/ns/pid)" &&
+	! grep -x "pidns caller" "$PIN/info"
+'
+
+test_expect_success 'pinned: the host reads the namespace, as it numbers it' '
+	ls "$PIN/proc" | grep -E "^[0-9]+$" | sort -n | tr "\n" " " >actual &&
+	echo >>actual &&
+	in_ns "$NS1_INIT" bash -c "nums_but_me /proc" >expect &&
+	test_cmp expect actual &&
+	echo "1 2 3 " >exact &&
+	test_cmp exact actual &&
+	test "$(cat "$PIN/proc/1/creation_time")" = \
+		"$(cat "$MNT/proc/$NS1_INIT/creation_time")" &&
+	test "$(cat "$PIN/proc/2/creation_time")" = \
+		"$(cat "$MNT/proc/$(host_of "$NS1_INIT" 2)/creation_time")" &&
+	ls "$PIN/proc/1/threads" >threads &&
+	echo 1 >expect &&
+	test_cmp expect threads
+'
+
+test_expect_success 'pinned: the host reader is nowhere in it' '
+	test "$($BIN/helper-io errno readlink "$PIN/proc/self")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$PIN/proc/$HOSTONLY")" = ENOENT &&
+	test "$($BIN/helper-io errno stat "$PIN/proc/$NS1_INIT")" = ENOENT &&
+	! ls "$PIN/proc" | grep -x "$HOSTONLY"
+'
+
+test_expect_success 'pinned: readers of NS2 and NS1 see NS1 too' '
+	b=$(in_pidns "$NS2_INIT" cat "$PIN/proc/1/creation_time") &&
+	test "$b" = "$(cat "$MNT/proc/$NS1_INIT/creation_time")" &&
+	r=$(in_pidns "$NS2_INIT" "$BIN/helper-io" errno readlink "$PIN/proc/self") &&
+	test "$r" = ENOENT &&
+	in_pidns "$NS1_INIT" sh -c "echo \$\$; exec readlink \"$PIN/proc/self\"" >out &&
+	set -- $(cat out) &&
+	test "$#" = 2 && test "$1" = "$2"
+'
+
+stop_pinned
+test_expect_success 'pinned: the daemon exited 0' '
+	test "$PIN_STATUS" = 0
+'
+
+test_expect_success 'pidns= that is no PID namespace: exit 2, naming pidns=' '
+	mkdir bad &&
+	echo x >regular &&
+	for f in "$TRASH/regular" "$TRASH/missing" /proc/self/ns/net; do
+		status=0 &&
+		timeout 10 "$TIMINGFS" -f -c "$TRASH/empty.conf" \
+			-o pidns="$f" "$TRASH/bad" 2>err || status=$?
+		fusermount3 -u -z "$TRASH/bad" 2>/dev/null
+		echo "pidns=$f: exit $status: $(cat err)" &&
+		test "$status" = 2 &&
+		grep -F "pidns=$f" err || return 1
+	done
+'
+
+# Pinned to the daemon's own namespace: as the default, for the host.
+start_pinned -c "$TRASH/empty.conf" -o allow_other,pidns=/proc/$$/ns/pid ||
+	exit 1
+
+test_expect_success 'pidns= of the daemon own namespace: the host view' '
+	grep -x "pidns $(stat -L -c %i /proc/$$/ns/pid)" "$PIN/info" &&
+	out=$(sh -c "echo \$\$; exec readlink \"$PIN/proc/self\"") &&
+	set -- $out &&
+	test "$1" = "$2" &&
+	test "$(cat "$PIN/proc/1/creation_time")" = \
+		"$(cat "$MNT/proc/1/creation_time")" &&
+	ls "$PIN/proc" | grep -x "$HOSTONLY" &&
+	ls "$PIN/proc" | grep -x "$NS1_INIT" &&
+	ls "$PIN/proc/$$/threads" >actual &&
+	ls /proc/$$/task >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'pidns= of the daemon own namespace: a namespace reader sees the host' '
+	c=$(in_pidns "$NS1_INIT" cat "$PIN/proc/1/creation_time") &&
+	test "$c" = "$(cat "$MNT/proc/1/creation_time")" &&
+	c=$(in_pidns "$NS1_INIT" cat "$PIN/proc/$NS1_INIT/creation_time") &&
+	test "$c" = "$(in_ns "$NS1_INIT" cat "$MNT/proc/1/creation_time")" &&
+	r=$(in_pidns "$NS1_INIT" "$BIN/helper-io" errno stat "$PIN/proc/$HOSTONLY") &&
+	test "$r" = OK
+'
+
+stop_pinned
+test_expect_success 'pidns= own: the daemon exited 0' '
+	test "$PIN_STATUS" = 0
+'
+
+test_done

@@ -1,0 +1,427 @@
+#!/bin/bash
+# Access: [access] hidepid and gid, as procfs's hidepid= and gid=, with
+# real users. The readers are nobody (65534), nobody in group 4242
+# (supplementary, or as its primary group), and root; the ground truth
+# is who owns what in /proc (ps -u) and procfs's own answer for a
+# procfs mounted here with hidepid=invisible,gid=4242.
+#
+# Readers list directories with bash's own globs (nums), so that no
+# short-lived process of theirs but the reader itself ($$) is listed.
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+[ "$(id -u)" = 0 ] || skip_all "not root: cannot read as other users"
+command -v setpriv >/dev/null || skip_all "no setpriv (util-linux)"
+
+NOBODY=65534
+chmod 755 "$TRASH"
+setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$MNT" ||
+	skip_all "nobody cannot reach $MNT"
+GID=4242
+OTHER_GID=4343
+HPROC=$TRASH/hproc
+mkdir -p "$HPROC"
+export NOBODY GID OTHER_GID HPROC BIN MNT
+
+# Our procfs goes once the daemon that reads it is gone, and before
+# test-lib's cleanup removes $TRASH, which must not recurse into it.
+cleanup_access() {
+	local pid
+	for pid in $CLEANUP_PIDS; do
+		kill_tree "$pid" KILL
+	done
+	unmount_timingfs >/dev/null 2>&1
+	if is_mounted "$HPROC"; then
+		umount "$HPROC" 2>/dev/null || umount -l "$HPROC"
+	fi
+	is_mounted "$HPROC" || cleanup
+}
+trap cleanup_access EXIT
+
+as_nobody() {
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"
+}
+
+# as_member: nobody, with the exempt group as a supplementary group.
+as_member() {
+	setpriv --reuid=$NOBODY --regid=$NOBODY --groups=${MEMBER_GID:-$GID} "$@"
+}
+
+# as_primary: nobody, with the exempt group as its primary group.
+as_primary() {
+	setpriv --reuid=$NOBODY --regid=${MEMBER_GID:-$GID} --clear-groups "$@"
+}
+
+# errno_as WHO CALL PATH: the errno name of one call made by WHO.
+errno_as() {
+	local who=$1
+	shift
+	$who "$BIN/helper-io" errno "$@"
+}
+
+# nums DIR [SKIP]: the numeric entries of DIR but SKIP, sorted, on one
+# line, listed by the calling shell itself.
+nums() {
+	local e out=()
+	shopt -s nullglob
+	for e in "$1"/[0-9]*; do
+		[ "${e##*/}" != "${2:-}" ] && out+=("${e##*/}")
+	done
+	shopt -u nullglob
+	printf "%s\n" "${out[@]}" | sort -n | tr "\n" " "
+	echo
+}
+
+# nums_but_me DIR: nums, without the reader itself.
+nums_but_me() {
+	nums "$1" "$$"
+}
+export -f nums nums_but_me
+
+# owned_by UID: the processes whose effective owner is UID, sorted, on
+# one line, as /proc says.
+owned_by() {
+	ps -e -o euid=,pid= | awk -v u="$1" '$1 == u { print $2 }' |
+		sort -n | tr "\n" " "
+	echo
+}
+
+# listed_as WHO DIR: what WHO lists in DIR, without itself, on one line.
+listed_as() {
+	$1 bash -c "nums_but_me \"$2\""
+}
+
+# remount CONF: the daemon on $MNT, now with CONF.
+remount() {
+	unmount_timingfs
+	mount_timingfs "$1" -o allow_other
+}
+
+# Processes of nobody's, and one of root's, to look at.
+for i in 1 2; do
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups sleep 1000 &
+	kill_at_exit $!
+	eval "MINE$i=$!"
+done
+sleep 1000 &
+ROOTS=$!
+kill_at_exit "$ROOTS"
+for p in "$MINE1" "$MINE2"; do
+	for i in $(seq 1 500); do
+		[ "$(stat -c %u "/proc/$p")" = "$NOBODY" ] && break
+		sleep 0.01
+	done
+done
+export MINE1 MINE2 ROOTS
+
+test_expect_success 'the readers are who they should be' '
+	test "$(as_nobody id -u)" = "$NOBODY" &&
+	test "$(as_nobody id -G)" = "$NOBODY" &&
+	test "$(as_member id -G | tr " " "\n" | sort -n | tr "\n" " ")" = "$GID $NOBODY " &&
+	test "$(as_primary id -G)" = "$GID" &&
+	test "$(stat -c %u /proc/$MINE1)" = "$NOBODY" &&
+	test "$(stat -c %u /proc/1)" = 0 &&
+	test "$(stat -c %u /proc/$ROOTS)" = 0
+'
+
+# ---- off ---------------------------------------------------------------
+
+write_config "$TRASH/off.conf" access.hidepid=off
+remount "$TRASH/off.conf"
+
+test_expect_success 'off: info says so' '
+	grep -x "hidepid off" "$MNT/info" &&
+	grep -x "hidepid_gid none" "$MNT/info"
+'
+
+test_expect_success 'off: nobody lists and reads every process' '
+	listed_as as_nobody "$MNT/proc" >list &&
+	tr " " "\n" <list | grep -x 1 &&
+	tr " " "\n" <list | grep -x "$ROOTS" &&
+	tr " " "\n" <list | grep -x "$MINE1" &&
+	test "$(errno_as as_nobody opendir "$MNT/proc/1")" = OK &&
+	test "$(errno_as as_nobody read "$MNT/proc/1/cycles")" = OK &&
+	test "$(errno_as as_nobody opendir "$MNT/proc/1/threads")" = OK &&
+	as_nobody cat "$MNT/proc/$ROOTS/times" | grep "^cycles [0-9]" &&
+	test "$(stat -c %a "$MNT/proc/1")" = 555
+'
+
+# ---- noaccess ----------------------------------------------------------
+
+write_config "$TRASH/noaccess.conf" access.hidepid=noaccess access.gid=$GID
+remount "$TRASH/noaccess.conf"
+
+test_expect_success 'noaccess: info says so' '
+	grep -x "hidepid noaccess" "$MNT/info" &&
+	grep -x "hidepid_gid $GID" "$MNT/info"
+'
+
+test_expect_success 'noaccess: nobody lists every process' '
+	listed_as as_nobody "$MNT/proc" >list &&
+	cat list &&
+	tr " " "\n" <list | grep -x 1 &&
+	tr " " "\n" <list | grep -x "$ROOTS" &&
+	tr " " "\n" <list | grep -x "$MINE1" &&
+	tr " " "\n" <list | grep -x "$MINE2"
+'
+
+test_expect_success 'noaccess: nobody cannot enter a process of root: EACCES' '
+	test "$(errno_as as_nobody opendir "$MNT/proc/1")" = EACCES &&
+	test "$(errno_as as_nobody read "$MNT/proc/1/cycles")" = EACCES &&
+	test "$(errno_as as_nobody stat "$MNT/proc/1/cycles")" = EACCES &&
+	test "$(errno_as as_nobody read "$MNT/proc/$ROOTS/threads/$ROOTS/cycles")" = EACCES &&
+	! as_nobody ls "$MNT/proc/1" 2>err &&
+	grep "Permission denied" err &&
+	! as_nobody cat "$MNT/proc/1/cycles" >out 2>err &&
+	grep "Permission denied" err &&
+	test ! -s out
+'
+
+test_expect_success 'noaccess: nobody reads its own processes' '
+	as_nobody cat "$MNT/proc/$MINE1/cycles" >out &&
+	grep -E "^[0-9]+$" out &&
+	as_nobody ls "$MNT/proc/$MINE2/threads" >threads &&
+	echo "$MINE2" >expect &&
+	test_cmp expect threads &&
+	test "$(errno_as as_nobody read "$MNT/proc/$MINE2/threads/$MINE2/times")" = OK
+'
+
+test_expect_success 'noaccess: root reads everything' '
+	cat "$MNT/proc/1/cycles" | grep -E "^[0-9]+$" &&
+	cat "$MNT/proc/$MINE1/cycles" | grep -E "^[0-9]+$" &&
+	ls "$MNT/proc/1" | grep -x threads
+'
+
+test_expect_success 'noaccess: a member of the gid enters every process' '
+	test "$(errno_as as_member opendir "$MNT/proc/1")" = OK &&
+	test "$(errno_as as_member read "$MNT/proc/1/cycles")" = OK &&
+	test "$(errno_as as_member read "$MNT/proc/$ROOTS/threads/$ROOTS/times")" = OK &&
+	test "$(errno_as as_primary opendir "$MNT/proc/1")" = OK &&
+	test "$(errno_as as_primary read "$MNT/proc/1/cycles")" = OK
+'
+
+test_expect_success 'noaccess: a process directory is 0550, group the gid' '
+	test "$(stat -c "%a %u %g" "$MNT/proc/1")" = "550 0 $GID" &&
+	test "$(stat -c "%a %u %g" "$MNT/proc/$ROOTS")" = "550 0 $GID" &&
+	test "$(stat -c "%a %u %g" "$MNT/proc/$MINE1")" = "550 $NOBODY $GID"
+'
+
+write_config "$TRASH/noaccess-nogid.conf" access.hidepid=noaccess access.gid=none
+remount "$TRASH/noaccess-nogid.conf"
+
+test_expect_success 'noaccess without gid: info says so' '
+	grep -x "hidepid noaccess" "$MNT/info" &&
+	grep -x "hidepid_gid none" "$MNT/info"
+'
+
+test_expect_success 'noaccess without gid: 0500, the owner group; no member' '
+	test "$(stat -c "%a %u %g" "$MNT/proc/1")" = \
+		"500 0 $(stat -c %g /proc/1)" &&
+	test "$(stat -c "%a %u %g" "$MNT/proc/$MINE1")" = \
+		"500 $NOBODY $(stat -c %g /proc/$MINE1)" &&
+	test "$(errno_as as_member opendir "$MNT/proc/1")" = EACCES &&
+	test "$(errno_as as_nobody opendir "$MNT/proc/1")" = EACCES &&
+	test "$(errno_as as_nobody opendir "$MNT/proc/$MINE1")" = OK &&
+	test "$(errno_as as_nobody read "$MNT/proc/$MINE1/cycles")" = OK &&
+	test "$(errno_as as_member read "$MNT/proc/$MINE1/cycles")" = OK
+'
+
+# ---- invisible ---------------------------------------------------------
+
+write_config "$TRASH/invisible.conf" access.hidepid=invisible access.gid=$GID
+remount "$TRASH/invisible.conf"
+
+# As for a new PID namespace (t1500): nobody's very first request comes
+# while proc/ may be cached for root's view.
+test_expect_success 'invisible: nobody first request, right after root: ENOENT' '
+	stat "$MNT/proc/1" >/dev/null &&
+	stat "$MNT/proc/$ROOTS/cycles" >/dev/null &&
+	r1=$(errno_as as_nobody stat "$MNT/proc/1") &&
+	r2=$(errno_as as_nobody stat "$MNT/proc/$ROOTS/cycles") &&
+	echo "nobody: proc/1 $r1, proc/$ROOTS/cycles $r2" &&
+	test "$r1 $r2" = "ENOENT ENOENT"
+'
+
+test_expect_success 'invisible: info says so' '
+	grep -x "hidepid invisible" "$MNT/info" &&
+	grep -x "hidepid_gid $GID" "$MNT/info"
+'
+
+test_expect_success 'invisible: nobody lists exactly its own processes' '
+	before=$(owned_by $NOBODY) &&
+	listed_as as_nobody "$MNT/proc" >list &&
+	after=$(owned_by $NOBODY) &&
+	echo "nobody owns $before, then $after; lists $(cat list)" &&
+	test "$before" = "$after" &&
+	echo "$before" >expect &&
+	test_cmp expect list &&
+	tr " " "\n" <list | grep -x "$MINE1" &&
+	tr " " "\n" <list | grep -x "$MINE2"
+'
+
+test_expect_success 'invisible: processes of root do not exist for nobody' '
+	for i in $(seq 1 10); do
+		stat "$MNT/proc/1" >/dev/null &&
+		cat "$MNT/proc/1/cycles" >/dev/null &&
+		ls "$MNT/proc/$ROOTS/threads" >/dev/null &&
+		r="$(errno_as as_nobody stat "$MNT/proc/1")" &&
+		r="$r $(errno_as as_nobody read "$MNT/proc/1/cycles")" &&
+		r="$r $(errno_as as_nobody opendir "$MNT/proc/$ROOTS/threads")" &&
+		r="$r $(errno_as as_nobody stat "$MNT/proc/$ROOTS/threads/$ROOTS")" &&
+		echo "$i: $r" &&
+		test "$r" = "ENOENT ENOENT ENOENT ENOENT" || return 1
+	done &&
+	! as_nobody cat "$MNT/proc/1/cycles" 2>err &&
+	grep "No such file or directory" err &&
+	! as_nobody ls "$MNT/proc" | grep -x 1
+'
+
+test_expect_success 'invisible: nobody and root at once on the same names' '
+	as_nobody bash -c "
+		end=\$((\${EPOCHREALTIME/./} + 2000000)) n=0
+		while [ \${EPOCHREALTIME/./} -lt \$end ]; do
+			n=\$((n + 1))
+			[ ! -e \$MNT/proc/1 ] || { echo \"read \$n: proc/1\"; exit 1; }
+			[ ! -e \$MNT/proc/$ROOTS/cycles ] ||
+				{ echo \"read \$n: proc/$ROOTS/cycles\"; exit 1; }
+			read -r c <\$MNT/proc/$MINE1/cycles ||
+				{ echo \"read \$n: proc/$MINE1\"; exit 1; }
+		done
+		echo ok \$n" >nobody.out &
+	bash -c "
+		end=\$((\${EPOCHREALTIME/./} + 2000000)) n=0
+		while [ \${EPOCHREALTIME/./} -lt \$end ]; do
+			n=\$((n + 1))
+			[ -e \$MNT/proc/1 ] || { echo \"read \$n: no proc/1\"; exit 1; }
+			read -r c <\$MNT/proc/$ROOTS/cycles ||
+				{ echo \"read \$n: no proc/$ROOTS\"; exit 1; }
+			read -r c <\$MNT/proc/$MINE1/cycles ||
+				{ echo \"read \$n: no proc/$MINE1\"; exit 1; }
+		done
+		echo ok \$n" >root.out &
+	wait
+	cat nobody.out root.out &&
+	test "$(sed -n "s/^ok //p" nobody.out)" -gt 50 &&
+	test "$(sed -n "s/^ok //p" root.out)" -gt 50
+'
+
+test_expect_success 'invisible: nobody reads its own processes' '
+	as_nobody cat "$MNT/proc/$MINE1/times" >times &&
+	grep "^cycles [0-9]" times &&
+	grep -x "exit_time 0" times &&
+	test "$(as_nobody ls "$MNT/proc/$MINE2/threads")" = "$MINE2" &&
+	out=$(as_nobody sh -c "echo \$\$; exec readlink \"$MNT/proc/self\"") &&
+	set -- $out &&
+	test "$1" = "$2"
+'
+
+test_expect_success 'invisible: root sees everything' '
+	ls "$MNT/proc" >list &&
+	grep -x 1 list && grep -x "$ROOTS" list &&
+	grep -x "$MINE1" list && grep -x "$MINE2" list &&
+	cat "$MNT/proc/1/cycles" | grep -E "^[0-9]+$"
+'
+
+test_expect_success 'invisible: a member of the gid sees everything' '
+	listed_as as_member "$MNT/proc" >list &&
+	cat list &&
+	tr " " "\n" <list | grep -x 1 &&
+	tr " " "\n" <list | grep -x "$ROOTS" &&
+	tr " " "\n" <list | grep -x "$MINE1" &&
+	test "$(errno_as as_member read "$MNT/proc/1/cycles")" = OK &&
+	test "$(errno_as as_member stat "$MNT/proc/$ROOTS/threads/$ROOTS")" = OK &&
+	test "$(errno_as as_primary read "$MNT/proc/1/cycles")" = OK &&
+	listed_as as_primary "$MNT/proc" | tr " " "\n" | grep -x "$ROOTS" &&
+	MEMBER_GID=$OTHER_GID &&
+	test "$(errno_as as_member stat "$MNT/proc/1")" = ENOENT
+'
+
+# ---- auto --------------------------------------------------------------
+
+proc_opts=$(awk '$5 == "/proc" { print $NF }' /proc/self/mountinfo)
+case ",$proc_opts," in
+*,hidepid=*) PROC_HIDEPID=set ;;
+*) PROC_HIDEPID=off ;;
+esac
+
+write_config "$TRASH/auto.conf"
+remount "$TRASH/auto.conf"
+
+if [ "$PROC_HIDEPID" = off ]; then
+	test_expect_success 'auto, /proc without hidepid=: off' '
+		grep -x "hidepid off" "$MNT/info" &&
+		grep -x "hidepid_gid none" "$MNT/info" &&
+		test "$(errno_as as_nobody read "$MNT/proc/1/cycles")" = OK
+	'
+else
+	test_skip 'auto, /proc without hidepid=: off' "/proc has $proc_opts"
+fi
+
+# A procfs of our own, as procfs hides: the daemon reads it (as a
+# captured tree) and hides what it hides.
+mount -t proc -o hidepid=invisible,gid=$GID proc "$HPROC" ||
+	echo "cannot mount a procfs with hidepid=invisible on $HPROC" >&2
+write_config "$TRASH/auto-hproc.conf" "sources.proc=$HPROC"
+remount "$TRASH/auto-hproc.conf"
+
+test_expect_success 'auto, a procfs with hidepid=invisible,gid: info says so' '
+	awk -v d="$HPROC" "\$5 == d" /proc/self/mountinfo | grep "hidepid=invisible" &&
+	grep -x "hidepid invisible" "$MNT/info" &&
+	grep -x "hidepid_gid $GID" "$MNT/info"
+'
+
+test_expect_success 'auto: nobody lists what that procfs lists it' '
+	as_nobody bash -c "nums_but_me \$HPROC; nums_but_me \$MNT/proc" >out &&
+	cat out &&
+	sed -n 1p out >expect &&
+	sed -n 2p out >actual &&
+	test_cmp expect actual &&
+	owned_by $NOBODY >owned &&
+	test_cmp owned actual &&
+	tr " " "\n" <actual | grep -x "$MINE1" &&
+	test "$(errno_as as_nobody stat "$MNT/proc/$ROOTS")" = ENOENT &&
+	test "$(errno_as as_nobody stat "$HPROC/$ROOTS")" = ENOENT &&
+	test "$(errno_as as_nobody read "$MNT/proc/$MINE1/cycles")" = OK
+'
+
+# What that procfs hides from the daemon (here it hides init even from
+# root), the daemon cannot show: root lists what it lists.
+test_expect_success 'auto: root lists what that procfs lists root' '
+	bash -c "nums_but_me \$HPROC; nums_but_me \$MNT/proc" >out &&
+	sed -n 1p out >expect &&
+	sed -n 2p out >actual &&
+	test_cmp expect actual &&
+	tr " " "\n" <actual | grep -x "$ROOTS" &&
+	tr " " "\n" <actual | grep -x "$MINE1"
+'
+
+test_expect_success 'auto: a member of the gid sees every process' '
+	test "$(errno_as as_member stat "$HPROC/$ROOTS")" = OK &&
+	test "$(errno_as as_member stat "$MNT/proc/$ROOTS")" = OK &&
+	test "$(errno_as as_member read "$MNT/proc/$ROOTS/cycles")" = OK &&
+	listed_as as_member "$MNT/proc" >list &&
+	tr " " "\n" <list | grep -x "$ROOTS" &&
+	tr " " "\n" <list | grep -x "$MINE1" &&
+	cat "$MNT/proc/$ROOTS/cycles" | grep -E "^[0-9]+$"
+'
+
+write_config "$TRASH/auto-gid.conf" "sources.proc=$HPROC" access.gid=$OTHER_GID
+remount "$TRASH/auto-gid.conf"
+
+test_expect_success 'auto with a gid of its own: that gid wins' '
+	grep -x "hidepid invisible" "$MNT/info" &&
+	grep -x "hidepid_gid $OTHER_GID" "$MNT/info" &&
+	test "$(errno_as as_member stat "$MNT/proc/$ROOTS")" = ENOENT &&
+	MEMBER_GID=$OTHER_GID &&
+	test "$(errno_as as_member stat "$MNT/proc/$ROOTS")" = OK &&
+	test "$(errno_as as_member read "$MNT/proc/$ROOTS/cycles")" = OK &&
+	test "$(errno_as as_nobody stat "$MNT/proc/$ROOTS")" = ENOENT &&
+	test "$(errno_as as_nobody read "$MNT/proc/$MINE1/cycles")" = OK
+'
+
+unmount_timingfs
+test_expect_success 'the daemon exited 0 after the unmount' '
+	test "$TFS_STATUS" = 0
+'
+
+test_done
