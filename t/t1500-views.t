@@ -138,26 +138,6 @@ in_pidns() {
 	nsenter -t "$init" -p "$@"
 }
 
-# nums DIR [SKIP]: the numeric entries of DIR but SKIP, sorted, on one
-# line. The glob is bash's own, in the calling shell, so that the
-# reader itself is the only process of the reader listed.
-nums() {
-	local e out=()
-	shopt -s nullglob
-	for e in "$1"/[0-9]*; do
-		[ "${e##*/}" != "${2:-}" ] && out+=("${e##*/}")
-	done
-	shopt -u nullglob
-	printf "%s\n" "${out[@]}" | sort -n | tr "\n" " "
-	echo
-}
-
-# nums_but_me DIR: nums, without the reader itself.
-nums_but_me() {
-	nums "$1" "$$"
-}
-
-export -f nums nums_but_me
 export BIN MNT TRASH
 
 write_config "$TRASH/empty.conf"

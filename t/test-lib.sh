@@ -26,6 +26,7 @@
 #   kill_at_exit PID                    kill_tree PID KILL when the script
 #                                       ends, however it ends
 #   test_cmp EXPECTED ACTUAL            diff -u
+#   nums DIR [SKIP]                     DIR's numeric entries, one line
 #
 # Every script gets a trash directory $TRASH (t/trash.NAME, removed at
 # the end) and a mount point $MNT in it, always unmounted on exit, and
@@ -275,6 +276,26 @@ unmount_timingfs() {
 	TFS_STATUS=$?
 	TFS_PID=
 }
+
+# nums DIR [SKIP]: the numeric entries of DIR but SKIP, sorted, on one
+# line. The glob is bash's own, in the calling shell, so that the reader
+# itself is the only process of the reader listed.
+nums() {
+	local e out=()
+	shopt -s nullglob
+	for e in "$1"/[0-9]*; do
+		[ "${e##*/}" != "${2:-}" ] && out+=("${e##*/}")
+	done
+	shopt -u nullglob
+	printf "%s\n" "${out[@]}" | sort -n | tr "\n" " "
+	echo
+}
+
+# nums_but_me DIR: nums, without the reader itself.
+nums_but_me() {
+	nums "$1" "$$"
+}
+export -f nums nums_but_me
 
 # test_cmp EXPECTED ACTUAL: like git's, a diff on failure.
 test_cmp() {
