@@ -122,6 +122,10 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid)
 	*tid = 0;
 	if (!node_tid(n))
 		return 0;
+	if (node_tid(n) == node_pid(n)) {
+		*tid = *pid; /* the main thread: the same number */
+		return 0;
+	}
 	ret = view_to_daemon(r->view, node_tid(n));
 	if (ret < 0)
 		return ret;
