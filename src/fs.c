@@ -640,7 +640,6 @@ int fs_new(struct engine *engine, struct views *views,
 	fs->env.access = *access;
 	fs->env.uid = getuid();
 	fs->env.gid = getgid();
-	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_cond_init(&fs->wake, NULL);
 	*out = fs;

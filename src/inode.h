@@ -57,11 +57,10 @@ struct node {
 	uint32_t num[2];
 };
 
-/* Who owns a node, and its mode bits. */
+/* Who owns a node. */
 struct owner {
 	uid_t uid;
 	gid_t gid;
-	mode_t mode;
 };
 
 /* What every request shares: set up once, read-only while serving. */

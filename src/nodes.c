@@ -19,18 +19,6 @@ int listing_number(struct listing *l, const char *prefix, unsigned long v)
 
 /* ---- files ---------------------------------------------------------- */
 
-static const char *hidepid_name(enum hidepid h)
-{
-	switch (h) {
-	case HIDEPID_NOACCESS:
-		return "noaccess";
-	case HIDEPID_INVISIBLE:
-		return "invisible";
-	default:
-		return "off";
-	}
-}
-
 int show_info(struct request *r, const struct node *n, struct rbuf *b)
 {
 	const struct tree_env *env = r->env;
@@ -47,7 +35,7 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 		ret = rbuf_printf(b, "pidns caller\n");
 	if (ret == 0)
 		ret = rbuf_printf(b, "hidepid %s\n",
-				  hidepid_name(env->access.hidepid));
+				  config_hidepid_name(env->access.hidepid));
 	if (ret == 0 && env->access.gid == CONFIG_GID_NONE)
 		ret = rbuf_printf(b, "hidepid_gid none\n");
 	else if (ret == 0)

@@ -222,7 +222,7 @@ static void fill_stat(struct request *r, const struct node *n,
 
 int tree_check(struct request *r, const struct node *n, struct stat *st)
 {
-	struct owner o = { r->env->uid, r->env->gid, 0 };
+	struct owner o = { r->env->uid, r->env->gid };
 	unsigned int kind;
 	int ret;
 
@@ -239,7 +239,7 @@ int tree_check(struct request *r, const struct node *n, struct stat *st)
 
 void tree_stat(struct request *r, const struct node *n, struct stat *st)
 {
-	struct owner o = { r->env->uid, r->env->gid, 0 };
+	struct owner o = { r->env->uid, r->env->gid };
 	struct node process = *n;
 
 	process.kind = K_TGID;
