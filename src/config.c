@@ -58,13 +58,13 @@ struct parse_state {
 };
 
 /*
- * parse_positive - @value as a decimal integer in 1..@max: digits only,
+ * parse_uint - @value as a decimal integer in @min..@max: digits only,
  * no sign, no blanks. A negative number or one too large for any type
  * is out of range; anything else that is not digits is not a number,
  * and @what says what was wanted instead.
  */
-static int parse_positive(const char *value, uint64_t max, const char *what,
-			  uint64_t *out, char *why, size_t whylen)
+static int parse_uint(const char *value, uint64_t min, uint64_t max,
+		      const char *what, uint64_t *out, char *why, size_t whylen)
 {
 	const char *p = value[0] == '-' ? value + 1 : value;
 	bool over = false;
@@ -86,9 +86,9 @@ static int parse_positive(const char *value, uint64_t max, const char *what,
 		snprintf(why, whylen, "'%s' is not %s", value, what);
 		return -EINVAL;
 	}
-	if (value[0] == '-' || over || n < 1) {
-		snprintf(why, whylen, "%s is out of range 1..%llu", value,
-			 (unsigned long long)max);
+	if (value[0] == '-' || over || n < min) {
+		snprintf(why, whylen, "%s is out of range %llu..%llu", value,
+			 (unsigned long long)min, (unsigned long long)max);
 		return -EINVAL;
 	}
 	*out = n;
@@ -101,8 +101,8 @@ static int parse_max_size(struct config *cfg, const char *value, char *why,
 	uint64_t n;
 	int ret;
 
-	ret = parse_positive(value, CONFIG_GROUP_MAX, "a number", &n, why,
-			     whylen);
+	ret = parse_uint(value, 1, CONFIG_GROUP_MAX, "a number", &n, why,
+			 whylen);
 	if (ret == 0)
 		cfg->group_max_size = (unsigned int)n;
 	return ret;
@@ -132,8 +132,8 @@ static int parse_tsc_hz(struct config *cfg, const char *value, char *why,
 		cfg->tsc_hz = 0;
 		return 0;
 	}
-	ret = parse_positive(value, CONFIG_TSC_HZ_MAX, "auto or a number of Hz",
-			     &hz, why, whylen);
+	ret = parse_uint(value, 1, CONFIG_TSC_HZ_MAX, "auto or a number of Hz",
+			 &hz, why, whylen);
 	if (ret == 0)
 		cfg->tsc_hz = hz;
 	return ret;
@@ -194,33 +194,28 @@ static int parse_hidepid(struct config *cfg, const char *value, char *why,
 	return -EINVAL;
 }
 
+/*
+ * none is "not given": with hidepid = auto the gid then comes from
+ * procfs, as it does when the key is absent, so that the shipped file
+ * (which spells every default out) means what an empty one means.
+ */
 static int parse_gid(struct config *cfg, const char *value, char *why,
 		     size_t whylen)
 {
-	const char *digits;
 	uint64_t gid;
 	int ret;
 
-	/* none: no group of ours; with hidepid = auto, procfs's. */
 	if (strcmp(value, "none") == 0) {
 		cfg->access_gid = CONFIG_GID_NONE;
 		cfg->access_gid_set = false;
 		return 0;
 	}
-	cfg->access_gid_set = true;
-	if (strcmp(value, "0") == 0) { /* root's group; parse_positive's 1.. */
-		cfg->access_gid = 0;
-		return 0;
-	}
-	ret = parse_positive(value, CONFIG_GID_MAX, "none or a GID", &gid, why,
-			     whylen);
-	digits = value + (value[0] == '-');
-	if (ret == -EINVAL && *digits &&
-	    strspn(digits, "0123456789") == strlen(digits))
-		snprintf(why, whylen, "%s is out of range 0..%u", value,
-			 CONFIG_GID_MAX); /* its 1.. would say less */
-	if (ret == 0)
+	ret = parse_uint(value, 0, CONFIG_GID_MAX, "none or a GID", &gid, why,
+			 whylen);
+	if (ret == 0) {
 		cfg->access_gid = (gid_t)gid;
+		cfg->access_gid_set = true;
+	}
 	return ret;
 }
 

@@ -41,7 +41,7 @@ struct config {
 	uint64_t tsc_hz; /* [clock] tsc_hz; 0 means auto */
 	char proc_root[CONFIG_ROOT_MAX]; /* [sources] proc */
 	char sys_root[CONFIG_ROOT_MAX]; /* [sources] sys */
-	enum hidepid hidepid; /* [access] hidepid */
+	enum hidepid hidepid; /* [access] hidepid; default auto */
 	gid_t access_gid; /* [access] gid; CONFIG_GID_NONE for none */
 	bool access_gid_set; /* [access] gid gave a GID (it wins over auto) */
 };

@@ -5,8 +5,10 @@
  *
  *	ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER
  *
- * with blanks, tabs, newlines and backslashes in paths written as octal
- * escapes (\040). The file is read whole, however large.
+ * with blanks, tabs, newlines, backslashes (and, in newer kernels, '#')
+ * in paths written as octal escapes (\040). The file is read whole,
+ * however large, and cut into lines and fields in place: no line or
+ * field has a size limit.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,16 +19,48 @@
 #include "mountinfo.h"
 #include "procfile.h"
 
-#define MAX_FIELDS 64
+/* The fields of one line that matter here, pointing into the line. */
+struct mount_line {
+	char *mount_point; /* unescaped */
+	const char *type;
+	char *super; /* NULL when the line ends after the source */
+};
 
-/* Decode the kernel's \ooo escapes of @s in place. */
+/*
+ * The next blank-separated field at *@p, NUL-terminated in place, and
+ * *@p moved past it; NULL at the end of the line.
+ */
+static char *next_field(char **p)
+{
+	char *start = *p + strspn(*p, " "), *end;
+
+	if (!*start)
+		return NULL;
+	end = start + strcspn(start, " ");
+	if (*end)
+		*end++ = '\0';
+	*p = end;
+	return start;
+}
+
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/*
+ * Decode the kernel's \ooo escapes of @s in place. The kernel escapes
+ * only what would break the line (\040 \011 \012 \134, \043), never a
+ * NUL: \000 is left as it is.
+ */
 static void unescape(char *s)
 {
 	char *out = s;
 
 	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    is_octal(s[2]) && is_octal(s[3]) &&
+		    (s[1] != '0' || s[2] != '0' || s[3] != '0')) {
 			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
 					(s[3] - '0'));
 			s += 3;
@@ -37,30 +71,50 @@ static void unescape(char *s)
 	*out = '\0';
 }
 
-/* Whether the mount point @mnt holds @path: the same, or above it. */
-static bool holds(const char *mnt, const char *path)
+/*
+ * The length of the mount point @mnt when it holds @path (is it, or a
+ * directory above it), else -1.
+ */
+static int holds(const char *mnt, const char *path)
 {
 	size_t len = strlen(mnt);
 
 	if (strcmp(mnt, "/") == 0)
-		return path[0] == '/';
-	return strncmp(mnt, path, len) == 0 &&
-	       (path[len] == '\0' || path[len] == '/');
+		return path[0] == '/' ? 1 : -1;
+	if (strncmp(mnt, path, len) == 0 &&
+	    (path[len] == '\0' || path[len] == '/'))
+		return (int)len;
+	return -1;
 }
 
-/* Split @line at blanks into @field; the count, or -EIO. */
-static int split(char *line, char **field)
+/*
+ * Cut @line into @m: the mount point (field 5, unescaped) and the type,
+ * source and super options after the "-" that ends the optional fields.
+ * Returns 0, or -EIO when fields are missing.
+ */
+static int parse_line(char *line, struct mount_line *m)
 {
-	int n = 0;
-	char *save = NULL, *f;
+	char *p = line, *f = NULL;
+	int i;
 
-	for (f = strtok_r(line, " ", &save); f;
-	     f = strtok_r(NULL, " ", &save)) {
-		if (n == MAX_FIELDS)
+	for (i = 0; i < 6; i++) {
+		f = next_field(&p);
+		if (!f)
 			return -EIO;
-		field[n++] = f;
+		if (i == 4)
+			m->mount_point = f;
 	}
-	return n;
+	do
+		f = next_field(&p);
+	while (f && strcmp(f, "-") != 0);
+	if (!f)
+		return -EIO; /* no separator */
+	m->type = next_field(&p);
+	if (!m->type || !next_field(&p))
+		return -EIO; /* no type, or no source */
+	m->super = next_field(&p);
+	unescape(m->mount_point);
+	return 0;
 }
 
 static int parse_hidepid(const char *v, enum hidepid *hidepid)
@@ -106,63 +160,51 @@ static int parse_super(char *opts, enum hidepid *hidepid, gid_t *gid)
 }
 
 /*
- * One line: -EIO if malformed; else the length of its mount point when
- * it holds @path (and the rules of its mount: OFF for one that is not
- * procfs), or -ENOENT when it does not hold it.
+ * The mount of @text (cut in place) that holds @path into @found: the
+ * deepest mount point, and of those the last line. Returns 1 when one
+ * does, 0 when none does, -EIO for a malformed line.
  */
-static int parse_line(char *line, const char *path, enum hidepid *hidepid,
-		      gid_t *gid)
+static int find_mount(char *text, const char *path, struct mount_line *found)
 {
-	char *field[MAX_FIELDS];
-	int n, sep;
+	struct mount_line m;
+	char *line, *next;
+	int len, best = -1;
 
-	n = split(line, field);
-	if (n < 0)
-		return n;
-	for (sep = 6; sep < n && strcmp(field[sep], "-") != 0; sep++)
-		;
-	if (n < 7 || sep + 2 >= n)
-		return -EIO; /* no separator, type or source */
-	unescape(field[4]);
-	if (!holds(field[4], path))
-		return -ENOENT;
-	*hidepid = HIDEPID_OFF;
-	*gid = CONFIG_GID_NONE;
-	if (strcmp(field[sep + 1], "proc") == 0 &&
-	    (sep + 3 >= n || parse_super(field[sep + 3], hidepid, gid) < 0))
-		return -EIO; /* procfs always has super options */
-	return (int)strlen(field[4]);
+	for (line = text; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		if (!*line)
+			continue;
+		if (parse_line(line, &m) < 0)
+			return -EIO;
+		len = holds(m.mount_point, path);
+		if (len >= 0 && len >= best) {
+			best = len;
+			*found = m;
+		}
+	}
+	return best >= 0;
 }
 
-int mountinfo_proc_access(const char *mountinfo_path, const char *path,
+int mountinfo_proc_access(const char *mountinfo_path, const char *proc_root,
 			  enum hidepid *hidepid, gid_t *gid)
 {
-	char *text, *line, *next;
-	enum hidepid h = HIDEPID_OFF, lh;
-	gid_t g = CONFIG_GID_NONE, lg;
-	int ret, best = -1;
+	enum hidepid h = HIDEPID_OFF;
+	gid_t g = CONFIG_GID_NONE;
+	struct mount_line m;
+	char *text;
+	int ret;
 
 	ret = procfile_read_alloc(mountinfo_path, 4096, &text);
 	if (ret < 0)
 		return ret;
-	/* The deepest mount point that holds it; of those, the last. */
-	for (line = text; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		ret = *line ? parse_line(line, path, &lh, &lg) : -ENOENT;
-		if (ret == -EIO)
-			break;
-		if (ret >= best) {
-			best = ret;
-			h = lh;
-			g = lg;
-		}
-	}
+	ret = find_mount(text, proc_root, &m);
+	if (ret > 0 && strcmp(m.type, "proc") == 0)
+		/* procfs always has super options: "rw" at least. */
+		ret = m.super ? parse_super(m.super, &h, &g) : -EIO;
 	free(text);
-	if (ret == -EIO)
+	if (ret < 0)
 		return ret;
 	*hidepid = h;
 	*gid = g;
@@ -174,11 +216,21 @@ int access_resolve(const struct config *cfg, const char *mountinfo_path,
 {
 	enum hidepid hidepid = cfg->hidepid;
 	gid_t gid = CONFIG_GID_NONE;
+	char *real;
 	int ret;
 
 	if (hidepid == HIDEPID_AUTO) {
-		ret = mountinfo_proc_access(mountinfo_path, cfg->proc_root,
+		/*
+		 * mountinfo names mounts by their real paths: a proc root
+		 * reached through a symbolic link would otherwise be held
+		 * by "/" and hide nothing. One that does not exist (yet)
+		 * is looked up as written.
+		 */
+		real = realpath(cfg->proc_root, NULL);
+		ret = mountinfo_proc_access(mountinfo_path,
+					    real ? real : cfg->proc_root,
 					    &hidepid, &gid);
+		free(real);
 		if (ret < 0) {
 			snprintf(err, errlen, "%s: %s", mountinfo_path,
 				 ret == -EIO ? "not what the kernel writes" :

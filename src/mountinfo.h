@@ -23,23 +23,38 @@ struct access_policy {
 
 /*
  * mountinfo_proc_access - the hidepid= and gid= of the mount that holds
- * @path, from the mountinfo file @mountinfo_path: the last (topmost)
- * mount whose mount point is @path or a directory above it. A mount that
- * is not procfs (a captured tree in a directory) hides nothing: OFF and
- * CONFIG_GID_NONE. procfs's hidepid values are taken by name or number
- * (0 off, 1 noaccess, 2 invisible); ptraceable (4) is taken as
- * invisible, the nearest rule timingfs has. Returns 0, -errno when the
- * file cannot be read, -EIO for a line or an option that is not what the
- * kernel writes.
+ * the absolute path @proc_root, from the mountinfo file @mountinfo_path
+ * (proc(5); read whole, however large). The mount that holds it is the
+ * one with the longest mount point that is @proc_root or a directory
+ * above it on a component boundary ("/" holds everything, "/pro" does
+ * not hold "/proc"), its octal escapes (\040 ...) decoded; of several at
+ * that point (mounted over each other), the last line, the topmost.
+ * Not simply the last line that holds it: a procfs mounted before the
+ * root file system and moved under it (an initramfs does that) comes
+ * first, "/" after it.
+ *
+ * A mount that is not procfs (a captured tree in a directory) hides
+ * nothing: HIDEPID_OFF and CONFIG_GID_NONE. For procfs, hidepid= by name
+ * or number (0 off, 1 noaccess, 2 invisible; ptraceable, 4, is taken as
+ * invisible, the nearest rule timingfs has), none: off; gid=N, none:
+ * CONFIG_GID_NONE. @proc_root is compared as given, not resolved.
+ *
+ * Returns 0 and sets *@hidepid and *@gid; -errno when the file cannot be
+ * read; -EIO for a line without its " - " separator or the fields around
+ * it, or when the chosen procfs has no super options, an unknown hidepid=
+ * or a gid= that is not a GID. The outputs are only written on success.
  */
-int mountinfo_proc_access(const char *mountinfo_path, const char *path,
+int mountinfo_proc_access(const char *mountinfo_path, const char *proc_root,
 			  enum hidepid *hidepid, gid_t *gid);
 
 /*
- * access_resolve - the access rules of @cfg: its hidepid, or with auto
- * those of the procfs @cfg->proc_root names (mountinfo_proc_access());
- * its gid when given, else with auto procfs's, else none. On failure
- * writes "MOUNTINFO_PATH: why" into @err and returns -errno.
+ * access_resolve - the access rules of @cfg into @out. hidepid: @cfg's,
+ * or with auto that of the procfs holding @cfg->proc_root (symbolic
+ * links in it resolved first, where it exists) by
+ * mountinfo_proc_access() on @mountinfo_path. gid: @cfg's when
+ * @cfg->access_gid_set, else with auto procfs's, else CONFIG_GID_NONE.
+ * An explicit hidepid reads no file. Returns 0, or -errno with one line
+ * "MOUNTINFO_PATH: why" in @err (cut to @errlen) and @out untouched.
  */
 int access_resolve(const struct config *cfg, const char *mountinfo_path,
 		   struct access_policy *out, char *err, size_t errlen);

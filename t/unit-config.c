@@ -97,7 +97,8 @@ static void test_shipped(const char *fixtures)
 		      !strcmp(cfg.proc_root, def.proc_root) &&
 		      !strcmp(cfg.sys_root, def.sys_root) &&
 		      cfg.hidepid == def.hidepid &&
-		      cfg.access_gid == def.access_gid,
+		      cfg.access_gid == def.access_gid &&
+		      cfg.access_gid_set == def.access_gid_set,
 	      "conf/timingfs.conf says the defaults");
 }
 
@@ -203,6 +204,16 @@ static void test_access(void)
 	check(load("[access]\ngid = 4294967294\n", &cfg) == 0 &&
 		      cfg.access_gid == 4294967294U,
 	      "gid 4294967294 is the upper bound");
+	check(load("[access]\ngid = 00\n", &cfg) == 0 && cfg.access_gid == 0 &&
+		      cfg.access_gid_set,
+	      "gid = 00 is 0");
+	check(load("[access]\ngid = 0042\n", &cfg) == 0 && cfg.access_gid == 42,
+	      "gid = 0042 is 42, as max_size takes leading zeros");
+	check(load("[access]\nhidepid = invisible ; a comment\ngid = 27\n",
+		   &cfg) == 0 &&
+		      cfg.hidepid == HIDEPID_INVISIBLE &&
+		      cfg.access_gid == 27 && cfg.access_gid_set,
+	      "hidepid and gid together");
 	expect_error("[access]\nhidepid = Off\n", 2,
 		     "[access] hidepid: 'Off' is not auto, off, noaccess or "
 		     "invisible",
@@ -225,6 +236,44 @@ static void test_access(void)
 		     "nor is -12x");
 	expect_error("[access]\ngid =\n", 2, "[access] gid: no value",
 		     "gid needs a value");
+	expect_error("[access]\ngid = 4294967296\n", 2,
+		     "[access] gid: 4294967296 is out of range 0..4294967294",
+		     "gid 2^32 is out of range");
+	expect_error("[access]\ngid = 99999999999999999999\n", 2,
+		     "[access] gid: 99999999999999999999 is out of range "
+		     "0..4294967294",
+		     "a gid beyond 64 bits is out of range");
+	expect_error("[access]\ngid = -0\n", 2,
+		     "[access] gid: -0 is out of range 0..4294967294",
+		     "a signed zero is out of range");
+	expect_error("[access]\ngid = +5\n", 2,
+		     "[access] gid: '+5' is not none or a GID",
+		     "a gid with a plus sign");
+	expect_error("[access]\ngid = -\n", 2,
+		     "[access] gid: '-' is not none or a GID", "a lone minus");
+	expect_error("[access]\ngid = 12 34\n", 2,
+		     "[access] gid: '12 34' is not none or a GID", "two gids");
+	expect_error("[access]\ngid = NONE\n", 2,
+		     "[access] gid: 'NONE' is not none or a GID",
+		     "none is case-sensitive");
+	expect_error("[access]\ngid = 5\ngid = none\n", 3,
+		     "[access] gid: given twice", "gid given twice");
+	expect_error(
+		"[access]\nhidepid = ptraceable\n", 2,
+		"[access] hidepid: 'ptraceable' is not auto, off, noaccess "
+		"or invisible",
+		"hidepid takes none of procfs's other names");
+	expect_error("[access]\nhidepid = invisible off\n", 2,
+		     "[access] hidepid: 'invisible off' is not auto, off, "
+		     "noaccess or invisible",
+		     "hidepid takes one value");
+	expect_error("[access]\nhidepid =\n", 2, "[access] hidepid: no value",
+		     "hidepid needs a value");
+	expect_error("[access]\nhidepid = off\n[access]\nhidepid = auto\n", 4,
+		     "[access] hidepid: given twice", "hidepid given twice");
+	expect_error("[Access]\nhidepid = off\n", 1,
+		     "[Access]: unknown section",
+		     "sections are case-sensitive");
 	expect_error("[access]\nhide = off\n", 2, "[access] hide: unknown key",
 		     "an unknown [access] key");
 }

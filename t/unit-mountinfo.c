@@ -3,15 +3,27 @@
  * t/fixtures/mountinfo (argv[1] is t/fixtures), and the access rules a
  * configuration resolves to.
  *
- *	plain         a machine's own, /proc without hidepid
- *	invisible     the same, /proc with gid=4242,hidepid=invisible
- *	overmounted   /proc mounted twice (the last wins), a mount point
- *	              with a blank in it, a captured tree on tmpfs
- *	bad-hidepid, no-separator   not what the kernel writes
+ *	machine      a capture of a test machine's own: /proc listed
+ *	             before "/", as after an initramfs; no hidepid
+ *	plain        a Debian machine's, /proc without hidepid
+ *	invisible    the same, /proc with gid=1234,hidepid=invisible
+ *	numeric      an older kernel's: gid=27,hidepid=2
+ *	noaccess     a Fedora machine's: hidepid=noaccess, root mount id 1
+ *	escaped      mount points with \040 \011 \012 \134 \043 (and \000,
+ *	             which the kernel never writes)
+ *	overmounted  /proc mounted three times (the last wins), "/"
+ *	             mounted over, a captured tree on tmpfs
+ *	values       every spelling of hidepid=, gid= alone, a tmpfs with
+ *	             procfs's options, a bad procfs off the path, /pro
+ *	empty        no mounts at all
+ *	bad-hidepid, bad-gid, no-separator, no-source, no-super,
+ *	short-line   not what the kernel writes
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mountinfo.h"
 #include "tap.h"
@@ -26,7 +38,10 @@ static const char *file(const char *name)
 	return path;
 }
 
-/* "RET HIDEPID GID" of mountinfo_proc_access on fixture @name. */
+/*
+ * "HIDEPID GID" of mountinfo_proc_access on fixture @name for @path, or
+ * the error code; with "untouched" when it failed but wrote its outputs.
+ */
 static const char *access_of(const char *name, const char *path)
 {
 	static char text[64];
@@ -36,82 +51,258 @@ static const char *access_of(const char *name, const char *path)
 
 	ret = mountinfo_proc_access(file(name), path, &h, &g);
 	if (ret < 0) {
-		snprintf(text, sizeof(text), "%d", ret);
+		snprintf(text, sizeof(text), "%d%s", ret,
+			 h == HIDEPID_AUTO && g == 99 ? "" : " touched");
 		return text;
 	}
-	snprintf(text, sizeof(text), "%s %s%.0u", config_hidepid_name(h),
-		 g == CONFIG_GID_NONE ? "none" : "",
-		 g == CONFIG_GID_NONE ? 0 : (unsigned int)g);
+	if (g == CONFIG_GID_NONE)
+		snprintf(text, sizeof(text), "%s none", config_hidepid_name(h));
+	else
+		snprintf(text, sizeof(text), "%s %u", config_hidepid_name(h),
+			 (unsigned int)g);
 	return text;
 }
 
-static void test_mounts(void)
+static void test_machines(void)
 {
+	check_str(access_of("machine", "/proc"), "off none",
+		  "machine: /proc (listed before /) hides nothing");
+	check_str(access_of("machine", "/sys/fs/cgroup/cpu"), "off none",
+		  "machine: a cgroup directory is not procfs");
 	check_str(access_of("plain", "/proc"), "off none",
-		  "plain /proc hides nothing");
-	check_str(access_of("invisible", "/proc"), "invisible 4242",
-		  "hidepid=invisible,gid=4242");
-	check_str(access_of("invisible", "/proc/"), "invisible 4242",
-		  "a trailing slash is the same directory");
-	check_str(access_of("invisible", "/srv/tree/proc"), "off none",
-		  "a captured tree on / is not procfs");
+		  "plain: /proc without hidepid= is off, no gid");
+	check_str(access_of("invisible", "/proc"), "invisible 1234",
+		  "invisible: hidepid=invisible,gid=1234");
+	check_str(access_of("numeric", "/proc"), "invisible 27",
+		  "numeric: gid=27,hidepid=2 is invisible, 27");
+	check_str(access_of("numeric", "/proc/sys/fs/binfmt_misc/status"),
+		  "off none", "numeric: autofs over a part of /proc");
+	check_str(access_of("noaccess", "/proc"), "noaccess none",
+		  "noaccess: hidepid=noaccess, no gid");
+}
+
+/* Which mount holds a path: components, not characters. */
+static void test_paths(void)
+{
+	check_str(access_of("invisible", "/proc/"), "invisible 1234",
+		  "/proc/ is /proc");
+	check_str(access_of("invisible", "/proc/1/task"), "invisible 1234",
+		  "/proc holds /proc/1/task");
 	check_str(access_of("invisible", "/procfoo"), "off none",
 		  "/proc does not hold /procfoo");
-	check_str(access_of("overmounted", "/proc"), "noaccess 27",
-		  "/proc mounted twice: the last mount wins");
-	check_str(access_of("overmounted", "/srv/my tree/proc"),
-		  "noaccess none", "an escaped blank; numeric hidepid=1");
+	check_str(access_of("invisible", "/"), "off none",
+		  "/ is held by / alone");
+	check_str(access_of("invisible", "/srv/tree/proc"), "off none",
+		  "a captured tree in a directory of / is not procfs");
+	check_str(access_of("invisible", "/run/timingfs/proc"), "off none",
+		  "nor is one in a FUSE file system");
+	check_str(access_of("invisible", "/proc/sys/fs/binfmt_misc"),
+		  "off none", "a mount inside /proc is its own");
+	check_str(access_of("values", "/pro"), "noaccess none",
+		  "a procfs on /pro holds /pro");
+	check_str(access_of("values", "/pro/1"), "noaccess none", "and /pro/1");
+	check_str(access_of("values", "/prox"), "off none",
+		  "/pro does not hold /prox");
+	check_str(access_of("values", "/proc"), "invisible none",
+		  "/proc is held by /proc, not /pro");
+	check_str(access_of("empty", "/proc"), "off none",
+		  "no mount holds it: nothing hidden");
+}
+
+static void test_escapes(void)
+{
+	check_str(access_of("escaped", "/srv/my tree/proc"), "invisible 1234",
+		  "\\040 is a blank");
+	check_str(access_of("escaped", "/srv/my tree"), "off none",
+		  "a mount below the path does not hold it");
+	check_str(access_of("escaped", "/srv/tab\tand\\back/proc"),
+		  "noaccess none", "\\011 is a tab, \\134 a backslash");
+	check_str(access_of("escaped", "/srv/hash#proc"), "invisible 7",
+		  "\\043 is a '#'");
+	check_str(access_of("escaped", "/srv/new\nline"), "noaccess 8",
+		  "\\012 is a newline");
+	check_str(access_of("escaped", "/srv/nul\\000proc"), "invisible none",
+		  "\\000 is not decoded");
+	check_str(access_of("escaped", "/srv/nul"), "off none",
+		  "so it does not cut the mount point");
+	check_str(access_of("escaped", "/srv/my\\040tree"), "noaccess 9",
+		  "\\134040 is a backslash and 040, decoded once");
+}
+
+static void test_overmounted(void)
+{
+	check_str(access_of("overmounted", "/proc"), "invisible none",
+		  "/proc mounted three times: the last wins, gid and all");
+	check_str(access_of("overmounted", "/proc/sys/fs/binfmt_misc"),
+		  "off none", "a mount inside the first /proc");
 	check_str(access_of("overmounted", "/srv/tree/proc"), "off none",
-		  "a tree on tmpfs is not procfs");
-	check_str(access_of("overmounted", "/srv/tree2"), "off none",
-		  "/srv/tree does not hold /srv/tree2");
+		  "a captured tree on tmpfs is not procfs");
+	check_str(access_of("overmounted", "/srv/other"), "off none",
+		  "/ mounted over: the last of the two");
+}
+
+static void test_values(void)
+{
+	check_str(access_of("values", "/srv/h0"), "off none", "hidepid=0");
+	check_str(access_of("values", "/srv/hoff"), "off none", "hidepid=off");
+	check_str(access_of("values", "/srv/h1"), "noaccess none", "hidepid=1");
+	check_str(access_of("values", "/srv/hnoaccess"), "noaccess none",
+		  "hidepid=noaccess");
+	check_str(access_of("values", "/srv/h2"), "invisible none",
+		  "hidepid=2");
+	check_str(access_of("values", "/srv/hinvisible"), "invisible none",
+		  "hidepid=invisible");
+	check_str(access_of("values", "/srv/h4"), "invisible none",
+		  "hidepid=4 is taken as invisible");
+	check_str(access_of("values", "/srv/hptraceable"), "invisible none",
+		  "hidepid=ptraceable is taken as invisible");
+	check_str(access_of("values", "/srv/subset"), "invisible 0",
+		  "gid=0, subset=pid ignored");
+	check_str(access_of("values", "/srv/gidonly/1"), "off 4294967294",
+		  "gid= alone, the largest GID");
+	check_str(access_of("values", "/srv/fake"), "off none",
+		  "procfs's options on a tmpfs mean nothing");
+	check_str(access_of("values", "/srv/bad"), "-5",
+		  "hidepid=7 on the procfs read is EIO");
+}
+
+static void test_errors(void)
+{
 	check_str(access_of("bad-hidepid", "/proc"), "-5",
-		  "an unknown hidepid value is EIO");
+		  "an unknown hidepid value is EIO, outputs untouched");
+	check_str(access_of("bad-gid", "/proc"), "-5", "gid=staff is EIO");
+	check_str(access_of("bad-gid", "/srv/big"), "-5",
+		  "gid=4294967295 is EIO");
+	check_str(access_of("bad-gid", "/srv/lead"), "-5", "gid=007 is EIO");
+	check_str(access_of("bad-gid", "/srv/neg"), "-5", "gid=-1 is EIO");
+	check_str(access_of("bad-gid", "/srv/empty"), "-5", "gid= is EIO");
+	check_str(access_of("bad-gid", "/srv/ok"), "off none",
+		  "bad options of a procfs not read do not matter");
 	check_str(access_of("no-separator", "/proc"), "-5",
 		  "a line without its separator is EIO");
+	check_str(access_of("no-source", "/proc"), "-5",
+		  "a line without a source is EIO");
+	check_str(access_of("no-super", "/proc"), "-5",
+		  "a procfs without super options is EIO");
+	check_str(access_of("no-super", "/srv"), "off none",
+		  "another file system may lack them");
+	check_str(access_of("short-line", "/proc"), "-5",
+		  "a short line anywhere is EIO");
 	check_str(access_of("nonexistent", "/proc"), "-2",
 		  "no mountinfo: ENOENT");
+	check_str(access_of("", "/proc"), "-21", "a directory: EISDIR");
+}
+
+/* access_resolve on fixture @name; "RET HIDEPID GID" and the error. */
+static const char *resolve(const struct config *cfg, const char *name,
+			   char *err, size_t errlen)
+{
+	static char text[64];
+	struct access_policy a = { HIDEPID_AUTO, 99 };
+	int ret;
+
+	err[0] = '\0';
+	ret = access_resolve(cfg, file(name), &a, err, errlen);
+	if (a.gid == CONFIG_GID_NONE)
+		snprintf(text, sizeof(text), "%d %s none", ret,
+			 config_hidepid_name(a.hidepid));
+	else
+		snprintf(text, sizeof(text), "%d %s %u", ret,
+			 config_hidepid_name(a.hidepid), (unsigned int)a.gid);
+	return text;
 }
 
 static void test_resolve(void)
 {
-	struct access_policy a;
+	char err[256], want[256], dir[] = "/tmp/timingfs-mi.XXXXXX";
+	char link[64];
 	struct config cfg;
-	char err[256];
 
 	config_defaults(&cfg);
-	check_int(access_resolve(&cfg, file("invisible"), &a, err, sizeof(err)),
-		  0, "auto resolves");
-	check(a.hidepid == HIDEPID_INVISIBLE && a.gid == 4242,
-	      "auto: procfs's hidepid and gid");
+	check_str(resolve(&cfg, "invisible", err, sizeof(err)),
+		  "0 invisible 1234", "auto: procfs's hidepid and gid");
+	check_str(resolve(&cfg, "numeric", err, sizeof(err)), "0 invisible 27",
+		  "auto: an older kernel's numbers");
+	check_str(resolve(&cfg, "machine", err, sizeof(err)), "0 off none",
+		  "auto: a /proc without hidepid");
 	cfg.access_gid_set = true;
 	cfg.access_gid = 7;
-	access_resolve(&cfg, file("invisible"), &a, err, sizeof(err));
-	check(a.hidepid == HIDEPID_INVISIBLE && a.gid == 7,
-	      "auto with a gid given: the given gid wins");
-	cfg.access_gid_set = false;
-	cfg.access_gid = CONFIG_GID_NONE;
-	access_resolve(&cfg, file("invisible"), &a, err, sizeof(err));
-	check(a.gid == 4242, "auto with gid = none: procfs's");
+	check_str(resolve(&cfg, "invisible", err, sizeof(err)), "0 invisible 7",
+		  "auto with a gid given: the given gid wins");
+	cfg.access_gid = 0;
+	check_str(resolve(&cfg, "invisible", err, sizeof(err)), "0 invisible 0",
+		  "and gid 0 as well");
+	check_str(resolve(&cfg, "machine", err, sizeof(err)), "0 off 0",
+		  "a gid given with a procfs that has none");
+
 	config_defaults(&cfg);
+	strcpy(cfg.proc_root, "/srv/tree/proc");
+	check_str(resolve(&cfg, "invisible", err, sizeof(err)), "0 off none",
+		  "auto on a captured tree hides nothing");
+
+	config_defaults(&cfg);
+	cfg.hidepid = HIDEPID_OFF;
+	check_str(resolve(&cfg, "nonexistent", err, sizeof(err)), "0 off none",
+		  "explicit off reads no mountinfo");
 	cfg.hidepid = HIDEPID_NOACCESS;
-	check_int(access_resolve(&cfg, file("nonexistent"), &a, err,
-				 sizeof(err)),
-		  0, "an explicit hidepid reads no mountinfo");
-	check(a.hidepid == HIDEPID_NOACCESS && a.gid == CONFIG_GID_NONE,
-	      "explicit noaccess, no gid");
+	check_str(resolve(&cfg, "invisible", err, sizeof(err)),
+		  "0 noaccess none",
+		  "explicit noaccess: no gid, procfs's not taken");
+	cfg.hidepid = HIDEPID_INVISIBLE;
+	cfg.access_gid_set = true;
+	cfg.access_gid = 5;
+	check_str(resolve(&cfg, "nonexistent", err, sizeof(err)),
+		  "0 invisible 5", "explicit invisible with gid 5");
+
+	/* A proc root reached through a symbolic link is the real one's. */
 	config_defaults(&cfg);
-	check_int(access_resolve(&cfg, file("bad-hidepid"), &a, err,
-				 sizeof(err)),
-		  -EIO, "auto on a broken mountinfo: EIO");
-	check(strstr(err, "bad-hidepid: not what the kernel writes") != NULL,
-	      "and it names the file");
+	if (mkdtemp(dir)) {
+		snprintf(link, sizeof(link), "%s/p", dir);
+		if (symlink("/proc", link) == 0) {
+			strcpy(cfg.proc_root, link);
+			check_str(resolve(&cfg, "invisible", err, sizeof(err)),
+				  "0 invisible 1234",
+				  "auto through a symbolic link to /proc");
+			unlink(link);
+		} else {
+			tap_skip("auto through a symbolic link to /proc",
+				 "cannot make a symbolic link");
+		}
+		rmdir(dir);
+	} else {
+		tap_skip("auto through a symbolic link to /proc",
+			 "cannot make a temporary directory");
+	}
+
+	config_defaults(&cfg);
+	check_str(resolve(&cfg, "bad-hidepid", err, sizeof(err)), "-5 auto 99",
+		  "auto on a broken mountinfo: EIO, untouched");
+	snprintf(want, sizeof(want), "%s: not what the kernel writes",
+		 file("bad-hidepid"));
+	check_str(err, want, "and the message names the file");
+	check_str(resolve(&cfg, "nonexistent", err, sizeof(err)), "-2 auto 99",
+		  "auto without a mountinfo: ENOENT");
+	snprintf(want, sizeof(want), "%s: No such file or directory",
+		 file("nonexistent"));
+	check_str(err, want, "and the message says why");
+	memset(err, 'x', sizeof(err));
+	resolve(&cfg, "nonexistent", err, 8);
+	check(err[7] == '\0' && err[8] == 'x', "the message fits errlen");
+	cfg.access_gid_set = true;
+	cfg.access_gid = 5;
+	check_str(resolve(&cfg, "short-line", err, sizeof(err)), "-5 auto 99",
+		  "a gid given does not hide a broken file");
 }
 
 int main(int argc, char **argv)
 {
 	fixtures = argc > 1 ? argv[1] : "t/fixtures";
-	test_mounts();
+	test_machines();
+	test_paths();
+	test_escapes();
+	test_overmounted();
+	test_values();
+	test_errors();
 	test_resolve();
 	return tap_done();
 }

@@ -59,29 +59,58 @@ static void test_own(struct views *vs)
 	check(v->slot == VIEW_NOWHERE, "a slot never made is nowhere");
 }
 
-/* A child in a new PID namespace: it is 1 there. */
+/*
+ * A child in a new PID namespace, where it is 1: made by a process of
+ * its own that unshares, so that this one's later children (a leak
+ * checker's, say) stay in its namespace.
+ */
+static pid_t spawn_in_new_ns(const int hold[2])
+{
+	pid_t maker, child = -1;
+	int fds[2];
+
+	if (pipe(fds) < 0)
+		return -1;
+	maker = fork();
+	if (maker == 0) {
+		char c;
+
+		close(fds[0]);
+		close(hold[1]); /* the test's alone: its close ends the hold */
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(1);
+		child = fork();
+		if (child == 0) {
+			(void)!read(hold[0], &c,
+				    1); /* until the test is done */
+			_exit(0);
+		}
+		(void)!write(fds[1], &child, sizeof(child));
+		_exit(0);
+	}
+	close(fds[1]);
+	if (maker < 0 || read(fds[0], &child, sizeof(child)) != sizeof(child))
+		child = -1;
+	close(fds[0]);
+	if (maker > 0)
+		waitpid(maker, NULL, 0);
+	return child;
+}
+
 static void test_child(struct views *vs)
 {
 	pid_t child, inner;
 	struct view *v;
 	bool shared;
-	int fds[2];
+	int hold[2];
 
-	if (getuid() != 0 || !views_can_translate(vs) || pipe(fds) < 0 ||
-	    unshare(CLONE_NEWPID) < 0) {
+	if (getuid() != 0 || !views_can_translate(vs) || pipe(hold) < 0 ||
+	    (child = spawn_in_new_ns(hold)) < 0) {
 		tap_skip("a child in a new PID namespace",
 			 "needs root and Linux 6.10");
 		return;
 	}
-	child = fork();
-	if (child == 0) {
-		char c;
-
-		close(fds[1]);
-		(void)!read(fds[0], &c, 1); /* until the parent is done */
-		_exit(0);
-	}
-	close(fds[0]);
+	close(hold[0]);
 	v = views_caller(vs, child, VIEW_ALL_UIDS, &shared);
 	check(v->slot > VIEW_NOWHERE && !v->identity && !v->nowhere,
 	      "a child namespace gets a view of its own");
@@ -98,8 +127,10 @@ static void test_child(struct views *vs)
 	      "the same namespace, the same view");
 	views_put(vs, v);
 	views_put(vs, v);
-	close(fds[1]);
-	waitpid(child, NULL, 0);
+	close(hold[1]);
+	/* The child is the maker's, reaped by init: wait for it to go. */
+	while (kill(child, 0) == 0 && ns_ino(child) == v->ns_ino)
+		usleep(1000);
 }
 
 static void test_pinned(void)
