@@ -26,8 +26,19 @@
 #include "tsc.h"
 #include "units.h"
 
-/* Larger than any stat, status or schedstat file the kernel writes. */
-#define TASK_FILE_MAX 4096
+/*
+ * A task file's text: first in a buffer on the stack, then, for a file
+ * that does not fit (a status of thousands of groups, a stat of a long
+ * name), in ever larger ones on the heap: no source has a size limit.
+ */
+#define TEXT_SMALL 1024
+#define TEXT_MAX ((size_t)1 << 26)
+
+struct text {
+	char *data;
+	size_t size;
+	char small[TEXT_SMALL];
+};
 
 /*
  * Task files kept open, so that a read is one pread() from the start
@@ -294,7 +305,7 @@ static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
 	if (fd < 0)
 		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -errno;
 	ret = read_whole(fd, buf, size);
-	if (ret >= 0)
+	if (ret >= 0 || ret == -EFBIG)
 		task_fd_give(e, pid, tid, name, fd);
 	else
 		close(fd);
@@ -302,14 +313,15 @@ static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
 }
 
 /*
- * Read one of the task's files into @buf. Once the task directory is
- * there, a file that cannot be read is a broken source, not a gone task:
- * -EIO, unless the task vanished meanwhile. @name is a string constant.
- * Only procfs makes a file anew at a read from its start, so only the
- * live /proc's files are kept open.
+ * Read one of the task's files into @buf: its length, -EFBIG when it
+ * does not fit, or -errno. Once the task directory is there, a file
+ * that cannot be read is a broken source, not a gone task: -EIO, unless
+ * the task vanished meanwhile. @name is a string constant. Only procfs
+ * makes a file anew at a read from its start, so only the live /proc's
+ * files are kept open.
  */
-static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
-			  const char *name, char *buf, size_t size)
+static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
+			       const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
 	int fd, ret;
@@ -320,7 +332,7 @@ static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 		fd = task_fd_take(e, pid, tid, name);
 		if (fd >= 0) {
 			ret = read_whole(fd, buf, size);
-			if (ret >= 0) {
+			if (ret >= 0 || ret == -EFBIG) {
 				task_fd_give(e, pid, tid, name, fd);
 				return ret;
 			}
@@ -337,54 +349,98 @@ static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 		if (access(path, F_OK) == 0)
 			return -EIO;
 	}
-	if (ret < 0 && ret != -ENOENT)
+	if (ret < 0 && ret != -ENOENT && ret != -EFBIG)
 		return -EIO;
 	return ret;
+}
+
+static void text_init(struct text *t)
+{
+	t->data = t->small;
+	t->size = sizeof(t->small);
+}
+
+static void text_free(struct text *t)
+{
+	if (t->data != t->small)
+		free(t->data);
+	text_init(t);
+}
+
+/* The whole of one of the task's files, however large, into @t. */
+static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
+			  const char *name, struct text *t)
+{
+	size_t size;
+	char *data;
+	int ret;
+
+	for (;;) {
+		ret = read_task_file_into(e, pid, tid, name, t->data, t->size);
+		if (ret != -EFBIG)
+			return ret;
+		size = t->size * 2;
+		if (size > TEXT_MAX)
+			return -EIO;
+		data = malloc(size);
+		if (!data)
+			return -ENOMEM;
+		text_free(t);
+		t->data = data;
+		t->size = size;
+	}
 }
 
 static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 			  struct task_stat *st)
 {
-	char buf[TASK_FILE_MAX];
+	struct text t;
 	int ret;
 
-	ret = read_task_file(e, pid, tid, "stat", buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	return task_parse_stat(buf, st);
+	text_init(&t);
+	ret = read_task_file(e, pid, tid, "stat", &t);
+	if (ret >= 0)
+		ret = task_parse_stat(t.data, st);
+	text_free(&t);
+	return ret;
 }
 
 int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 		      struct task_ident *ident)
 {
-	char buf[TASK_FILE_MAX];
+	struct text t;
+	int ret;
+
+	text_init(&t);
+	ret = read_task_file(e, pid, tid, "status", &t);
+	if (ret >= 0)
+		ret = task_parse_status(t.data, &ident->tgid, &ident->uid,
+					&ident->gid);
+	text_free(&t);
+	return ret < 0 ? ret : 0;
+}
+
+int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid)
+{
 	struct task_stat st;
 	int ret;
 
-	ret = read_task_file(e, pid, tid, "status", buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	ret = task_parse_status(buf, &ident->tgid, &ident->uid, &ident->gid);
-	if (ret < 0)
-		return ret;
 	ret = read_task_stat(e, pid, tid, &st);
-	if (ret < 0)
-		return ret;
-	ident->start_ticks = st.start_ticks;
-	ident->cpu = st.cpu;
-	return 0;
+	return ret < 0 ? ret : st.cpu;
 }
 
 /* A thread's runtime: schedstat's first field, ns. */
 static int thread_cpu_ns(struct engine *e, pid_t pid, pid_t tid, uint64_t *ns)
 {
-	char buf[256];
+	struct text t;
 	int ret;
 
-	ret = read_task_file(e, pid, tid, "schedstat", buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	return task_parse_schedstat(buf, ns);
+	text_init(&t);
+	ret = read_task_file(e, pid, tid, "schedstat", &t);
+	if (ret >= 0)
+		ret = task_parse_schedstat(t.data, ns);
+	text_free(&t);
+	return ret;
 }
 
 /*
@@ -412,6 +468,20 @@ static int process_cpu_ns(struct engine *e, pid_t pid,
 	return 0;
 }
 
+/*
+ * Whose stat the times need: the thread's; for a process, its own
+ * (which the kernel sums over all of its threads) only for the split
+ * of its time or a captured tree's CPU time, else its main thread's,
+ * which starts when it does.
+ */
+static pid_t stat_tid(const struct engine *e, pid_t pid, pid_t tid,
+		      unsigned int need)
+{
+	if (tid || (need & TASK_SPLIT) || !e->live)
+		return tid;
+	return pid;
+}
+
 int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		      struct task_times *t)
 {
@@ -428,7 +498,7 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	 */
 	if ((need & (TASK_SPLIT | TASK_START)) ||
 	    ((need & TASK_CPU) && !tid && !e->live)) {
-		ret = read_task_stat(e, pid, tid, &st);
+		ret = read_task_stat(e, pid, stat_tid(e, pid, tid, need), &st);
 		if (ret < 0)
 			return ret;
 	}

@@ -43,13 +43,11 @@ struct task_times {
 	uint64_t exit_ns; /* 0 while the task runs */
 };
 
-/* Who a task is, from its status and stat files. */
+/* Who a task is, from its status file alone. */
 struct task_ident {
 	pid_t tgid; /* its thread group (process) */
 	uid_t uid; /* effective uid, as procfs shows the owner */
 	gid_t gid; /* effective gid */
-	uint64_t start_ticks; /* stat field 22, clock ticks since boot */
-	int cpu; /* stat field 39, the processor it last ran on */
 };
 
 /* What the engine found at start-up, for the info file. */
@@ -86,13 +84,21 @@ void engine_get_info(const struct engine *e, struct engine_info *info);
 enum units engine_units(const struct engine *e);
 
 /*
- * engine_task_ident - who the task is: with @tid 0, PROC/@pid, else
- * PROC/@pid/task/@tid. @pid may name any thread: /proc resolves a
+ * engine_task_ident - who the task is, from its status alone (which
+ * costs the same however many threads a process has): with @tid 0,
+ * PROC/@pid, else PROC/@pid/task/@tid. @pid may name any thread: /proc resolves a
  * thread id there too, so the caller checks ident->tgid == @pid to
  * accept process leaders only. -ENOENT when the task does not exist.
  */
 int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 		      struct task_ident *ident);
+
+/*
+ * engine_task_cpu - the processor that thread @tid of process @pid last
+ * ran on (its stat, which costs the same however many threads the
+ * process has), or -errno.
+ */
+int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid);
 
 /* What engine_task_times() is asked for: each needs its own reads. */
 enum task_need {

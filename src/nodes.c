@@ -151,10 +151,12 @@ int link_current_group(struct request *r, char *buf, size_t size)
 	int ret;
 
 	ret = reader_ident(r, &id);
+	if (ret == 0)
+		ret = engine_task_cpu(r->env->engine, id.tgid, r->pid);
 	if (ret < 0)
 		return ret;
 	/* The kernel said it ran there: a CPU we do not know is a bug. */
-	if (engine_cpu_group(r->env->engine, id.cpu, &group, &m) < 0)
+	if (engine_cpu_group(r->env->engine, ret, &group, &m) < 0)
 		return -EIO;
 	snprintf(buf, size, "%u", group);
 	return 0;

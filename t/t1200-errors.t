@@ -54,9 +54,9 @@ test_expect_success 'below a file: ENOTDIR; a directory read: EISDIR' '
 '
 
 test_expect_success 'a broken source is EIO, never a value' '
-	test "$(errno_of read "$MNT/proc/100/threads/102/cycles")" = EIO &&
+	test "$(errno_of read "$MNT/proc/100/threads/102/kernel_time")" = EIO &&
 	test "$(errno_of read "$MNT/proc/100/threads/102/times")" = EIO &&
-	! cat "$MNT/proc/100/threads/102/cycles" >out 2>err &&
+	! cat "$MNT/proc/100/threads/102/creation_time" >out 2>err &&
 	grep "Input/output error" err &&
 	test ! -s out
 '

@@ -341,6 +341,37 @@ static void test_idle(void)
 	engine_free(e);
 }
 
+/*
+ * Sources with no size limit: the fixture "big" has a process 300 whose
+ * status is over 8 KiB (1,200 supplementary groups) and whose name is
+ * ") ) ) (", with 30 + 10 ticks of CPU, started at tick 7000.
+ */
+static void test_big_sources(void)
+{
+	struct engine *e = fixture("big", 64);
+	struct task_times t;
+	struct task_ident id;
+
+	check(engine_task_ident(e, 300, 0, &id) == 0 && id.tgid == 300 &&
+		      id.uid == 1501 && id.gid == 1601,
+	      "big: an 8 KiB status is read whole");
+	check(engine_task_ident(e, 300, 300, &id) == 0 && id.tgid == 300,
+	      "big: and its main thread's");
+	check_int(engine_task_cpu(e, 300, 300), 1,
+		  "big: the processor after a name of ') ) ) ('");
+	check_int(engine_task_times(e, 300, 0, TASK_ALL, &t), 0,
+		  "big: the process's times");
+	check(t.cpu_ns == 400000000 && t.kernel_ns == 100000000 &&
+		      t.user_ns == 300000000,
+	      "big: 40 ticks, a quarter of them kernel time");
+	check_u64(t.creation_ns, 1700000070000000000ULL,
+		  "big: started 70 s after boot");
+	check(engine_task_times(e, 300, 300, TASK_ALL, &t) == 0 &&
+		      t.cpu_ns == 400000000 && t.kernel_ns == 100000000,
+	      "big: the thread's times from its schedstat");
+	engine_free(e);
+}
+
 static void test_ident(void)
 {
 	struct engine *e = fixture("m2", 64);
@@ -350,22 +381,26 @@ static void test_ident(void)
 	check_int(id.tgid, 100, "ident: tgid");
 	check_int(id.uid, 1001, "ident: effective uid");
 	check_int(id.gid, 101, "ident: effective gid");
-	check_u64(id.start_ticks, 5000, "ident: start ticks");
-	check_int(id.cpu, 1, "ident: last processor");
+	check_int(engine_task_cpu(e, 100, 100), 1,
+		  "cpu: the last processor of the main thread");
 	check(engine_task_ident(e, 101, 0, &id) == 0 && id.tgid == 100,
 	      "ident: 101 is a thread of 100, not a process");
 	check(engine_task_ident(e, 100, 101, &id) == 0 && id.tgid == 100 &&
-		      id.cpu == 0,
+		      id.uid == 1001,
 	      "ident: thread 101 of process 100");
+	check_int(engine_task_cpu(e, 100, 101), 0,
+		  "cpu: thread 101 last ran on 0");
 	check(engine_task_ident(e, 200, 0, &id) == 0 && id.tgid == 200 &&
-		      id.start_ticks == 12345 && id.cpu == 0,
+		      id.uid == 0,
 	      "ident: a name with ') (' in it");
+	check_int(engine_task_ident(e, 100, 102, &id), 0,
+		  "ident: a thread whose stat is cut short is there");
+	check_int(engine_task_cpu(e, 100, 102), -EIO,
+		  "cpu: its stat cut short is EIO");
 	check_int(engine_task_ident(e, 999, 0, &id), -ENOENT,
 		  "ident: no such process");
 	check_int(engine_task_ident(e, 100, 200, &id), -ENOENT,
 		  "ident: not a thread of that process");
-	check_int(engine_task_ident(e, 100, 102, &id), -EIO,
-		  "ident: a truncated stat line is EIO");
 	engine_free(e);
 }
 
@@ -573,6 +608,7 @@ int main(int argc, char **argv)
 	test_groups_m200();
 	test_idle();
 	test_ident();
+	test_big_sources();
 	test_times();
 	test_times_monotonic();
 	test_lists();
