@@ -300,6 +300,40 @@ test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
 	! ls "$MNT/proc" | grep -x "$PID"
 '
 
+# A big process: 2,000 threads. Who each is comes from its own status,
+# so its threads/ lists exactly what the kernel lists, and a listing
+# read from any offset lands on an entry or at its end.
+"$BIN/helper-many" 2000 >"$TRASH/many" &
+MANY=$!
+kill_at_exit "$MANY"
+export MANY
+
+test_expect_success 'a process of 2,000 threads: threads/ is its task/' '
+	for i in $(seq 1 200); do
+		grep -q ready "$TRASH/many" && break
+		sleep 0.05
+	done &&
+	test "$(cut -d" " -f1 "$TRASH/many")" = "$MANY" &&
+	ls "/proc/$MANY/task" | sort -n >expect &&
+	test "$(wc -l <expect)" = 2000 &&
+	ls "$MNT/proc/$MANY/threads" | sort -n >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'its threads read: the last one listed, and its times' '
+	tid=$(tail -n 1 expect) &&
+	grep -x "cycles [0-9]*" "$MNT/proc/$MANY/threads/$tid/times" &&
+	test "$(stat -c %u "$MNT/proc/$MANY/threads/$tid")" = "$(id -u)"
+'
+
+test_expect_success 'readdir from every offset lands on an entry or ends' '
+	"$BIN/helper-dirseek" "$MNT/proc/$MANY/threads" >out &&
+	test "$(cat out)" = "2002 entries" &&
+	"$BIN/helper-dirseek" "$MNT/proc" &&
+	"$BIN/helper-dirseek" "$MNT/groups/0" &&
+	"$BIN/helper-dirseek" "$MNT"
+'
+
 unmount_timingfs
 test_expect_success 'the daemon exited 0 after the unmount' '
 	test "$TFS_STATUS" = 0
