@@ -104,6 +104,7 @@ static void req_begin(fuse_req_t req, struct request *r)
 	r->pid = ctx->pid;
 	r->uid = ctx->uid;
 	r->gid = ctx->gid;
+	r->only_uid = VIEW_ALL_UIDS;
 }
 
 /* Whether the reader of @req is in group @gid, supplementary included. */
@@ -132,12 +133,15 @@ static bool req_in_group(fuse_req_t req, gid_t gid)
 	return found;
 }
 
-/* Whose processes alone the reader sees: hidepid=invisible's rule. */
+/*
+ * Whose processes alone the reader may see (hidepid=invisible) or enter
+ * (noaccess): its own, unless it is root or a member of the gid.
+ */
 static uid_t req_only_uid(fuse_req_t req, const struct request *r)
 {
 	const struct access_policy *access = &r->env->access;
 
-	if (access->hidepid != HIDEPID_INVISIBLE || r->uid == 0)
+	if (access->hidepid == HIDEPID_OFF || r->uid == 0)
 		return VIEW_ALL_UIDS;
 	if (access->gid != CONFIG_GID_NONE && req_in_group(req, access->gid))
 		return VIEW_ALL_UIDS;
@@ -150,7 +154,11 @@ static void req_view(fuse_req_t req, struct request *r)
 	struct fs *fs = req_fs(req);
 	bool shared_now;
 
-	r->view = views_caller(fs->env.views, r->pid, req_only_uid(req, r),
+	r->only_uid = req_only_uid(req, r);
+	r->view = views_caller(fs->env.views, r->pid,
+			       fs->env.access.hidepid == HIDEPID_INVISIBLE ?
+				       r->only_uid :
+				       VIEW_ALL_UIDS,
 			       &shared_now);
 	if (shared_now)
 		drop_proc_entry(fs);
@@ -180,10 +188,12 @@ static void req_node_view(fuse_req_t req, struct request *r,
 {
 	if (!tree_in_proc(n))
 		return;
-	if (n->kind == K_PROC || !proc_walks_ask(r))
+	if (n->kind == K_PROC || !proc_walks_ask(r)) {
 		req_view(req, r);
-	else
+	} else {
 		r->view = views_slot(r->env->views, n->view);
+		r->only_uid = req_only_uid(req, r);
+	}
 }
 
 static void req_end(struct request *r)

@@ -79,6 +79,9 @@ struct request {
 	pid_t pid; /* the reader's thread as the daemon numbers it, or 0 */
 	uid_t uid; /* its filesystem ids */
 	gid_t gid;
+	/* Whose processes the access rules let it see and enter: its own
+	 * (uid), or VIEW_ALL_UIDS; set with its view. */
+	uid_t only_uid;
 };
 
 /* node_ino - the inode number of @n. */

@@ -121,6 +121,89 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid)
 	return 0;
 }
 
+/* ---- tables --------------------------------------------------------- */
+
+struct table {
+	struct request *r;
+	struct rbuf *b;
+	pid_t pid; /* the process, in the daemon's numbers */
+	pid_t nr; /* and in the reader's view */
+};
+
+/* A thread's line; a thread that exited meanwhile has none. */
+static int table_thread(void *ctx, pid_t tid)
+{
+	struct table *t = ctx;
+	struct engine *e = t->r->env->engine;
+	struct task_times times;
+	int nr, ret;
+
+	nr = view_from_daemon(t->r->view, tid);
+	if (nr < 0)
+		return 0;
+	ret = engine_task_times(e, t->pid, tid, TASK_ALL, &times);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return render_table_row(t->b, engine_units(e), t->nr, nr, &times);
+}
+
+static int table_process(struct table *t)
+{
+	return engine_for_each_thread(t->r->env->engine, t->pid, table_thread,
+				      t);
+}
+
+int show_threads_table(struct request *r, const struct node *n,
+		       struct rbuf *b)
+{
+	struct table t = { r, b, 0, node_pid(n) };
+	int ret;
+
+	ret = view_to_daemon(r->view, node_pid(n));
+	if (ret < 0)
+		return ret;
+	t.pid = ret;
+	ret = render_table_header(b);
+	return ret < 0 ? ret : table_process(&t);
+}
+
+/*
+ * A process's lines in proc/table: one of the reader's view whose
+ * owner the access rules let it see and enter (as its directory would).
+ */
+static int table_of_process(void *ctx, pid_t pid)
+{
+	struct table *t = ctx;
+	struct task_ident id;
+	int nr, ret;
+
+	nr = view_from_daemon(t->r->view, pid);
+	if (nr < 0)
+		return 0;
+	if (t->r->only_uid != VIEW_ALL_UIDS &&
+	    (engine_task_ident(t->r->env->engine, pid, 0, &id) < 0 ||
+	     id.uid != t->r->only_uid))
+		return 0;
+	t->pid = pid;
+	t->nr = nr;
+	ret = table_process(t);
+	return ret == -ENOENT ? 0 : ret; /* gone meanwhile */
+}
+
+int show_table(struct request *r, const struct node *n, struct rbuf *b)
+{
+	struct table t = { r, b, 0, 0 };
+	int ret;
+
+	(void)n;
+	ret = render_table_header(b);
+	if (ret < 0 || r->view->nowhere)
+		return ret;
+	return engine_for_each_process(r->env->engine, table_of_process, &t);
+}
+
 /* ---- links ---------------------------------------------------------- */
 
 /* The process of the reading thread, in the daemon's numbers. */

@@ -45,6 +45,16 @@ int show_cpu_number(struct request *r, const struct node *n, struct rbuf *b);
  */
 int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
 
+/*
+ * Tables: a header line, then a line of each thread the reader may see
+ * (its view's numbers, and the access rules), all of a thread's values
+ * from one engine call. show_threads_table: the threads of the process
+ * @n; show_table: those of every process.
+ */
+int show_threads_table(struct request *r, const struct node *n,
+		       struct rbuf *b);
+int show_table(struct request *r, const struct node *n, struct rbuf *b);
+
 /* Links: the target, for the reader. */
 int link_self(struct request *r, char *buf, size_t size);
 int link_current_group(struct request *r, char *buf, size_t size);

@@ -111,6 +111,25 @@ int render_times(struct rbuf *b, enum units units, const struct task_times *t)
 			   units_timestamp(units, t->exit_ns));
 }
 
+int render_table_header(struct rbuf *b)
+{
+	return rbuf_printf(b, "pid tid cycles kernel_time user_time "
+			      "creation_time exit_time\n");
+}
+
+int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
+		     const struct task_times *t)
+{
+	return rbuf_printf(b,
+			   "%d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			   " %" PRIu64 "\n",
+			   pid, tid, t->cycles,
+			   units_duration(units, t->kernel_ns),
+			   units_duration(units, t->user_ns),
+			   units_timestamp(units, t->creation_ns),
+			   units_timestamp(units, t->exit_ns));
+}
+
 int render_idle_cycles(struct rbuf *b, uint64_t mask, const uint64_t cycles[64])
 {
 	unsigned int m;

@@ -63,6 +63,20 @@ int render_exit_time(struct rbuf *b, enum units units,
 int render_times(struct rbuf *b, enum units units, const struct task_times *t);
 
 /*
+ * render_table_header - the first line of a table: the names of its
+ * columns, "pid tid cycles kernel_time user_time creation_time
+ * exit_time".
+ */
+int render_table_header(struct rbuf *b);
+
+/*
+ * render_table_row - one thread's line of a table: @pid, @tid and its
+ * times in @units, as its value files show them, one blank apart.
+ */
+int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
+		     const struct task_times *t);
+
+/*
  * render_idle_cycles - the groups/N/idle_cycles file: "cpuM VALUE" for
  * each bit M of @mask, M ascending.
  */

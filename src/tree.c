@@ -91,6 +91,8 @@ static const struct entry tree[] = {
 	E_FILE(K_CPU, "idle_cycles", show_cpu_idle),
 	E_FILE(K_CPU, "cpu", show_cpu_number),
 	E_LINK(K_PROC, "self", link_self),
+	E_FILE(K_PROC, "table", show_table),
+	E_FILE(K_TGID, "threads.table", show_threads_table),
 	TASK_FILES(K_TGID),
 	TASK_FILES(K_TID),
 };

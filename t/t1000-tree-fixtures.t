@@ -37,10 +37,10 @@ test_expect_success 'the whole tree of m2' '
 			echo ./groups/0/cpu$m/cpu &&
 			echo ./groups/0/cpu$m/idle_cycles
 		done &&
-		echo ./proc && echo ./proc/self &&
+		echo ./proc && echo ./proc/self && echo ./proc/table &&
 		for p in 100 200; do
 			echo ./proc/$p && task_files ./proc/$p &&
-			echo ./proc/$p/threads
+			echo ./proc/$p/threads && echo ./proc/$p/threads.table
 		done &&
 		for t in 100 101 102; do
 			echo ./proc/100/threads/$t &&
@@ -58,7 +58,7 @@ test_expect_success 'types and modes: files 0444, dirs 0555, links 0777' '
 	! grep -v -e "^d 555 " -e "^f 444 0 " -e "^l 777 " all &&
 	grep -x "l 777 .* ./proc/self" all &&
 	grep -x "l 777 .* ./groups/current" all &&
-	test "$(grep -c "^f " all)" = 43 &&
+	test "$(grep -c "^f " all)" = 46 &&
 	test "$(grep -c "^d " all)" = 14
 '
 
@@ -107,11 +107,11 @@ test_expect_success 'idle cycles of the group and of each processor' '
 
 test_expect_success 'proc lists processes, not threads, and self' '
 	ls "$MNT/proc" >actual &&
-	printf "100\n200\nself\n" >expect &&
+	printf "100\n200\nself\ntable\n" >expect &&
 	test_cmp expect actual &&
 	ls "$MNT/proc/100" >actual &&
 	printf "%s\n" creation_time cycles exit_time kernel_time threads \
-		times user_time >expect &&
+		threads.table times user_time >expect &&
 	test_cmp expect actual &&
 	ls "$MNT/proc/100/threads" | sort -n >actual &&
 	printf "100\n101\n102\n" >expect &&
@@ -190,6 +190,27 @@ test_expect_success 'a truncated stat line is an I/O error, not a value' '
 		test ! -s out || return 1
 	done &&
 	test "$(cat "$MNT/proc/100/threads/102/cycles")" = 2997
+'
+
+# A table's line holds what the thread's own files hold.
+test_expect_success 'threads.table: a header, then each thread as its files say' '
+	t=$MNT/proc/200/threads/200 &&
+	{
+		echo "pid tid cycles kernel_time user_time creation_time exit_time" &&
+		echo "200 200 $(cat $t/cycles) $(cat $t/kernel_time)" \
+			"$(cat $t/user_time) $(cat $t/creation_time)" \
+			"$(cat $t/exit_time)"
+	} >expect &&
+	cat "$MNT/proc/200/threads.table" >actual &&
+	test_cmp expect actual &&
+	test "$(cat $t/cycles)" = 370370367
+'
+
+test_expect_success 'a table with a broken source is EIO, never a short table' '
+	! cat "$MNT/proc/100/threads.table" >out 2>err &&
+	grep "Input/output error" err && test ! -s out &&
+	! cat "$MNT/proc/table" >out 2>err &&
+	grep "Input/output error" err && test ! -s out
 '
 
 test_expect_success 'a thread is not a process; a thread of another is not ours' '

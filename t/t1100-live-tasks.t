@@ -326,6 +326,29 @@ test_expect_success 'its threads read: the last one listed, and its times' '
 	test "$(stat -c %u "$MNT/proc/$MANY/threads/$tid")" = "$(id -u)"
 '
 
+# kernel_time + user_time is cycles as time, to one unit of rounding
+# of each: cycles * 10^7 / tsc_hz in 100-ns units.
+test_expect_success 'its threads.table: every thread, each line consistent' '
+	{ read -r header && cat >rows; } <"$MNT/proc/$MANY/threads.table" &&
+	test "$header" = "pid tid cycles kernel_time user_time creation_time exit_time" &&
+	cut -d" " -f2 rows | sort -n >tids &&
+	test_cmp expect tids &&
+	test -z "$(cut -d" " -f1 rows | sort -u | grep -vx "$MANY")" &&
+	awk -v hz="$HZ" "
+		NF != 7 || \$7 != 0 { print \"bad line: \" \$0; bad = 1 }
+		{ t = \$3 * 1e7 / hz; d = \$4 + \$5 - t; if (d < 0) d = -d;
+		  if (d > 2 + t * 1e-9) { print \"inconsistent: \" \$0; bad = 1 } }
+		END { exit bad }" rows
+'
+
+test_expect_success 'proc/table: every process, the big one whole' '
+	grep -c "^$MANY " "$MNT/proc/table" >count &&
+	test "$(cat count)" = 2000 &&
+	grep -q "^$$ $$ " "$MNT/proc/table" &&
+	test "$(head -n 1 "$MNT/proc/table")" = \
+		"pid tid cycles kernel_time user_time creation_time exit_time"
+'
+
 test_expect_success 'readdir from every offset lands on an entry or ends' '
 	"$BIN/helper-dirseek" "$MNT/proc/$MANY/threads" >out &&
 	test "$(cat out)" = "2002 entries" &&

@@ -106,7 +106,7 @@ test_expect_success 'nothing changed' '
 	test "$(stat -c %a "$MNT/proc/100/cycles")" = 444 &&
 	ls "$MNT/proc/100" >actual &&
 	printf "%s\n" creation_time cycles exit_time kernel_time threads \
-		times user_time >expect &&
+		threads.table times user_time >expect &&
 	test_cmp expect actual
 '
 

@@ -205,6 +205,23 @@ test_expect_success 'proc/1/threads in a namespace is its /proc/1/task' '
 	test "$(sed -n 2p out)" = "1 "
 '
 
+test_expect_success 'proc/table in a namespace: its processes, its numbers' '
+	in_ns "$NS1_INIT" bash -c "
+		pids=()
+		{
+			read -r header
+			while read -r p t rest; do
+				[ \$p = \$\$ ] || pids+=(\$p)
+			done
+		} <\$MNT/proc/table
+		printf \"%s\n\" \"\${pids[@]}\" | sort -un | tr \"\n\" \" \"
+		echo
+		nums_but_me /proc" >out &&
+	cat out &&
+	test "$(sed -n 1p out)" = "$(sed -n 2p out)" &&
+	test "$(sed -n 1p out)" = "1 2 3 "
+'
+
 test_expect_success 'a host process is no process of the namespace' '
 	test "$HOSTONLY" -ge 100 &&
 	cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&

@@ -68,6 +68,22 @@ owned_by() {
 	echo
 }
 
+# table_pids_as WHO: the processes in proc/table as WHO reads it, but
+# the reader itself, on one line. The table is read by the reading
+# shell, no child of it running meanwhile.
+table_pids_as() {
+	$1 bash -c '
+		pids=()
+		{
+			read -r header
+			while read -r p rest; do
+				[ "$p" = $$ ] || pids+=("$p")
+			done
+		} <"$MNT/proc/table"
+		printf "%s\n" "${pids[@]}" | sort -un | tr "\n" " "
+		echo'
+}
+
 # listed_as WHO DIR: what WHO lists in DIR, without itself, on one line.
 listed_as() {
 	$1 bash -c "nums_but_me \"$2\""
@@ -159,6 +175,17 @@ test_expect_success 'noaccess: nobody cannot enter a process of root: EACCES' '
 	test ! -s out
 '
 
+test_expect_success 'noaccess: proc/table holds what nobody may enter' '
+	before=$(owned_by $NOBODY) &&
+	table_pids_as as_nobody >table &&
+	after=$(owned_by $NOBODY) &&
+	test "$before" = "$after" &&
+	echo "$before" >expect &&
+	test_cmp expect table &&
+	table_pids_as "" >all &&
+	tr " " "\n" <all | grep -x 1
+'
+
 test_expect_success 'noaccess: nobody reads its own processes' '
 	as_nobody cat "$MNT/proc/$MINE1/cycles" >out &&
 	grep -E "^[0-9]+$" out &&
@@ -239,6 +266,17 @@ test_expect_success 'invisible: nobody lists exactly its own processes' '
 	test_cmp expect list &&
 	tr " " "\n" <list | grep -x "$MINE1" &&
 	tr " " "\n" <list | grep -x "$MINE2"
+'
+
+test_expect_success 'invisible: proc/table holds nobody processes alone' '
+	before=$(owned_by $NOBODY) &&
+	table_pids_as as_nobody >table &&
+	after=$(owned_by $NOBODY) &&
+	test "$before" = "$after" &&
+	echo "$before" >expect &&
+	test_cmp expect table &&
+	table_pids_as as_member >member &&
+	tr " " "\n" <member | grep -x 1
 '
 
 test_expect_success 'invisible: processes of root do not exist for nobody' '

@@ -223,11 +223,13 @@ static const char *listing(struct view *v, const char *path)
 
 static void test_listing(void)
 {
-	check_str(listing(&view_all, "proc"), ".:0/ ..:0/ 100:0/ 200:0/ self:0",
+	check_str(listing(&view_all, "proc"),
+		  ".:0/ ..:0/ 100:0/ 200:0/ self:0 table:0",
 		  "proc/: both processes, in the reader's view");
-	check_str(listing(&view_uid1001, "proc"), ".:5/ ..:0/ 100:5/ self:5",
+	check_str(listing(&view_uid1001, "proc"),
+		  ".:5/ ..:0/ 100:5/ self:5 table:5",
 		  "proc/ for uid 1001 under invisible: its own, view 5");
-	check_str(listing(&view_nowhere, "proc"), ".:1/ ..:0/ self:1",
+	check_str(listing(&view_nowhere, "proc"), ".:1/ ..:0/ self:1 table:1",
 		  "proc/ for a reader nowhere: empty");
 	check(strstr(listing(&view_all, "proc/100/threads"), " 100:0/") &&
 		      strstr(listing(&view_all, "proc/100/threads"),
