@@ -155,8 +155,7 @@ static int table_process(struct table *t)
 				      t);
 }
 
-int show_threads_table(struct request *r, const struct node *n,
-		       struct rbuf *b)
+int show_threads_table(struct request *r, const struct node *n, struct rbuf *b)
 {
 	struct table t = { r, b, 0, node_pid(n) };
 	int ret;

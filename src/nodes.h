@@ -51,8 +51,7 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
  * from one engine call. show_threads_table: the threads of the process
  * @n; show_table: those of every process.
  */
-int show_threads_table(struct request *r, const struct node *n,
-		       struct rbuf *b);
+int show_threads_table(struct request *r, const struct node *n, struct rbuf *b);
 int show_table(struct request *r, const struct node *n, struct rbuf *b);
 
 /* Links: the target, for the reader. */
