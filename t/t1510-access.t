@@ -84,6 +84,18 @@ table_pids_as() {
 		echo'
 }
 
+# nobody_table_is_its_own: nobody's proc/table holds exactly the
+# processes nobody owns (the same before and after it is read).
+nobody_table_is_its_own() {
+	local before after
+	before=$(owned_by $NOBODY) &&
+	table_pids_as as_nobody >table &&
+	after=$(owned_by $NOBODY) &&
+	test "$before" = "$after" &&
+	echo "$before" >expect &&
+	test_cmp expect table
+}
+
 # listed_as WHO DIR: what WHO lists in DIR, without itself, on one line.
 listed_as() {
 	$1 bash -c "nums_but_me \"$2\""
@@ -176,12 +188,7 @@ test_expect_success 'noaccess: nobody cannot enter a process of root: EACCES' '
 '
 
 test_expect_success 'noaccess: proc/table holds what nobody may enter' '
-	before=$(owned_by $NOBODY) &&
-	table_pids_as as_nobody >table &&
-	after=$(owned_by $NOBODY) &&
-	test "$before" = "$after" &&
-	echo "$before" >expect &&
-	test_cmp expect table &&
+	nobody_table_is_its_own &&
 	table_pids_as "" >all &&
 	tr " " "\n" <all | grep -x 1
 '
@@ -269,12 +276,7 @@ test_expect_success 'invisible: nobody lists exactly its own processes' '
 '
 
 test_expect_success 'invisible: proc/table holds nobody processes alone' '
-	before=$(owned_by $NOBODY) &&
-	table_pids_as as_nobody >table &&
-	after=$(owned_by $NOBODY) &&
-	test "$before" = "$after" &&
-	echo "$before" >expect &&
-	test_cmp expect table &&
+	nobody_table_is_its_own &&
 	table_pids_as as_member >member &&
 	tr " " "\n" <member | grep -x 1
 '
