@@ -56,8 +56,9 @@ t/bin/helper-%: t/helper-%.c
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LDFLAGS) -lpthread
 
-# The benchmark's programs: the do-nothing floor and the reader.
-BENCH_BINS = t/bin/floorfs t/bin/bench-read
+# The benchmark's programs: the do-nothing floor, the reader, and the
+# big processes (with the reader of their tables).
+BENCH_BINS = t/bin/floorfs t/bin/bench-read t/bin/bench-threads
 
 t/bin/floorfs: scripts/floorfs.c
 	@mkdir -p t/bin
@@ -66,6 +67,10 @@ t/bin/floorfs: scripts/floorfs.c
 t/bin/bench-read: scripts/bench-read.c
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
+
+t/bin/bench-threads: scripts/bench-threads.c
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -lpthread
 
 # Installs the Debian packages the build and the suite need when
 # pkg-config, prove or fusermount3 cannot find them.
