@@ -36,9 +36,7 @@ struct fs {
 
 /*
  * A directory listing: the entries in the kernel's format, and where
- * each starts. A directory offset is an entry's index, as procfs has
- * it: entry i carries i + 1, the offset of the one after it, so any
- * offset a reader seeks to lands on an entry or at the end.
+ * each starts; offsets are entry indices (tree_listing_slice()).
  */
 struct fs_listing {
 	fuse_req_t req;
@@ -501,18 +499,11 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	const struct fs_listing *l =
 		(const struct fs_listing *)(uintptr_t)fi->fh;
-	size_t first, end;
+	size_t from, len;
 
 	(void)ino;
-	if (off < 0 || (uint64_t)off >= l->count) {
-		fuse_reply_buf(req, NULL, 0); /* the end */
-		return;
-	}
-	first = end = (size_t)off;
-	while (end < l->count && l->start[end + 1] - l->start[first] <= size)
-		end++;
-	reply_from_snapshot(req, l->entries.data + l->start[first],
-			    l->start[end] - l->start[first]);
+	tree_listing_slice(l->start, l->count, off, size, &from, &len);
+	reply_from_snapshot(req, len ? l->entries.data + from : NULL, len);
 }
 
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,

@@ -287,6 +287,21 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 	return ret < 0 ? ret : 0;
 }
 
+void tree_listing_slice(const size_t *start, size_t count, int64_t off,
+			size_t size, size_t *from, size_t *len)
+{
+	size_t first, end;
+
+	*from = *len = 0;
+	if (off < 0 || (uint64_t)off >= count)
+		return;
+	first = end = (size_t)off;
+	while (end < count && start[end + 1] - start[first] <= size)
+		end++;
+	*from = start[first];
+	*len = start[end] - start[first];
+}
+
 int tree_render(struct request *r, const struct node *n, struct rbuf *b)
 {
 	const struct entry *ent = entry_of(n);

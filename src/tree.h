@@ -69,6 +69,17 @@ void tree_stat(struct request *r, const struct node *n, struct stat *st);
 int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 	      void *sink);
 
+/*
+ * tree_listing_slice - what readdir at offset @off serves of a listing of
+ * @count entries, entry i at byte @start[i] (@start[@count] its end),
+ * into @size bytes: the whole entries from index @off on that fit, as
+ * *@from and *@len bytes. Offsets are entry indices, as in procfs:
+ * entry i carries i + 1, the offset of the one after it, so any offset
+ * a reader seeks to lands on an entry, or at or past the end (nothing).
+ */
+void tree_listing_slice(const size_t *start, size_t count, int64_t off,
+			size_t size, size_t *from, size_t *len);
+
 /* tree_render - the content of file @n, now, for the reader. */
 int tree_render(struct request *r, const struct node *n, struct rbuf *b);
 

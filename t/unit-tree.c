@@ -270,6 +270,40 @@ static void test_render(void)
 	rbuf_free(&b);
 }
 
+/* Entries of 24, 40, 32 and 280 bytes; the last ends at 376. */
+static void test_offsets(void)
+{
+	static const size_t start[] = { 0, 24, 64, 96, 376 };
+	size_t from, len;
+	int64_t off;
+	int ok = 1;
+
+	tree_listing_slice(start, 4, 0, 4096, &from, &len);
+	check(from == 0 && len == 376, "offset 0: every entry");
+	tree_listing_slice(start, 4, 1, 4096, &from, &len);
+	check(from == 24 && len == 352, "offset 1: from the second entry");
+	tree_listing_slice(start, 4, 3, 4096, &from, &len);
+	check(from == 96 && len == 280, "offset 3: the last entry");
+	tree_listing_slice(start, 4, 0, 100, &from, &len);
+	check(from == 0 && len == 96, "100 bytes: the three entries that fit");
+	tree_listing_slice(start, 4, 0, 63, &from, &len);
+	check(from == 0 && len == 24, "63 bytes: only the first, whole");
+	for (off = 4; off < 100000; off = off * 3 + 1) {
+		tree_listing_slice(start, 4, off, 4096, &from, &len);
+		ok &= len == 0;
+	}
+	tree_listing_slice(start, 4, INT64_MAX, 4096, &from, &len);
+	ok &= len == 0;
+	tree_listing_slice(start, 4, -1, 4096, &from, &len);
+	ok &= len == 0;
+	check(ok, "at or past the end, or negative: nothing");
+	for (off = 0, ok = 1; off < 4; off++) {
+		tree_listing_slice(start, 4, off, 4096, &from, &len);
+		ok &= from == start[off] && from + len == start[4];
+	}
+	check(ok, "every offset below the end starts on an entry");
+}
+
 int main(int argc, char **argv)
 {
 	open_env(argc > 1 ? argv[1] : "t/fixtures");
@@ -279,6 +313,7 @@ int main(int argc, char **argv)
 	test_noaccess();
 	test_listing();
 	test_render();
+	test_offsets();
 	engine_free(env.engine);
 	views_free(env.views);
 	return tap_done();
