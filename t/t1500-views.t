@@ -63,10 +63,7 @@ stop_pinned() {
 # The namespaces die first (test-lib's cleanup kills them), so that no
 # copy of a mount in their mount namespaces keeps a daemon alive.
 cleanup_views() {
-	local pid
-	for pid in $CLEANUP_PIDS; do
-		kill_tree "$pid" KILL
-	done
+	kill_cleanup_pids
 	stop_pinned >/dev/null 2>&1
 	cleanup
 }

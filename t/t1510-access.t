@@ -26,10 +26,7 @@ export NOBODY GID OTHER_GID HPROC BIN MNT
 # Our procfs goes once the daemon that reads it is gone, and before
 # test-lib's cleanup removes $TRASH, which must not recurse into it.
 cleanup_access() {
-	local pid
-	for pid in $CLEANUP_PIDS; do
-		kill_tree "$pid" KILL
-	done
+	kill_cleanup_pids
 	unmount_timingfs >/dev/null 2>&1
 	if is_mounted "$HPROC"; then
 		umount "$HPROC" 2>/dev/null || umount -l "$HPROC"

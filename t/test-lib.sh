@@ -25,6 +25,8 @@
 #   kill_tree PID [SIGNAL]              signal PID and its descendants
 #   kill_at_exit PID                    kill_tree PID KILL when the script
 #                                       ends, however it ends
+#   kill_cleanup_pids                   do that now (for a script's own
+#                                       cleanup, before test-lib's)
 #   test_cmp EXPECTED ACTUAL            diff -u
 #   nums DIR [SKIP]                     DIR's numeric entries, one line
 #
@@ -105,12 +107,19 @@ kill_at_exit() {
 	CLEANUP_PIDS="$CLEANUP_PIDS $1"
 }
 
-cleanup() {
+# kill_cleanup_pids: what kill_at_exit named, killed and reaped (no
+# "Killed" from the shell); a script's own cleanup may call it first.
+kill_cleanup_pids() {
 	local pid
 	for pid in $CLEANUP_PIDS; do
 		kill_tree "$pid" KILL
-		wait "$pid" 2>/dev/null # no "Killed" from the shell
+		wait "$pid" 2>/dev/null
 	done
+	CLEANUP_PIDS=
+}
+
+cleanup() {
+	kill_cleanup_pids
 	unmount_timingfs >/dev/null 2>&1
 	cd "$TEST_DIRECTORY" || return
 	# Never recurse into a mount that could not be undone.
