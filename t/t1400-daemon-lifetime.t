@@ -114,9 +114,9 @@ test_expect_success '-d: debug output on stderr, in the foreground' '
 	reads_ok && reads_ok && reads_ok &&
 	unmount_timingfs &&
 	test "$TFS_STATUS" = 0 &&
-	grep "opcode: INIT" "$TRASH/daemon.err" &&
-	test "$(grep -c "opcode: OPEN" "$TRASH/daemon.err")" -ge 3 &&
-	test "$(grep -c "opcode: FLUSH" "$TRASH/daemon.err")" -le 1
+	grep "opcode: INIT" "$TRASH/TFS.err" &&
+	test "$(grep -c "opcode: OPEN" "$TRASH/TFS.err")" -ge 3 &&
+	test "$(grep -c "opcode: FLUSH" "$TRASH/TFS.err")" -le 1
 '
 
 test_expect_success '-s: one thread serves everything' '

@@ -25,39 +25,14 @@ PIN_STATUS=
 mkdir -p "$PIN" "$TRASH/bind"
 export PIN
 
-# start_pinned ARGS...: a second daemon, ./timingfs -f ARGS... $PIN, as
-# start_timingfs does for $MNT.
+# start_pinned ARGS... / stop_pinned: a second daemon on $PIN; its exit
+# status in $PIN_STATUS.
 start_pinned() {
-	local i
-	"$TIMINGFS" -f "$@" "$PIN" 2>"$TRASH/pin.err" &
-	PIN_PID=$!
-	for i in $(seq 1 200); do
-		is_mounted "$PIN" && return 0
-		is_running "$PIN_PID" || break
-		sleep 0.05
-	done
-	echo "the pinned timingfs did not mount:" >&2
-	cat "$TRASH/pin.err" >&2
-	stop_pinned
-	return 1
+	start_timingfs_on PIN "$PIN" "$@"
 }
 
-# stop_pinned: unmount $PIN and reap its daemon, as unmount_timingfs
-# does for $MNT; its exit status in $PIN_STATUS.
 stop_pinned() {
-	local i
-	if is_mounted "$PIN"; then
-		fusermount3 -u "$PIN" 2>/dev/null || fusermount3 -u -z "$PIN"
-	fi
-	[ -n "$PIN_PID" ] || return 0
-	for i in $(seq 1 100); do
-		is_running "$PIN_PID" || break
-		sleep 0.05
-	done
-	is_running "$PIN_PID" && kill_tree "$PIN_PID" KILL
-	wait "$PIN_PID"
-	PIN_STATUS=$?
-	PIN_PID=
+	unmount_timingfs_on PIN "$PIN"
 }
 
 # The namespaces die first (test-lib's cleanup kills them), so that no

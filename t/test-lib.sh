@@ -18,6 +18,9 @@
 #   fixture_config FILE NAME [k=v...]   one for t/fixtures/NAME at 3 GHz
 #   start_timingfs ARGS...              run ./timingfs -f ARGS... $MNT in
 #                                       the background, wait for the mount
+#   start_timingfs_on NAME DIR ARGS...  the same for a second daemon on DIR
+#                                       ($NAME_PID); unmount_timingfs_on
+#                                       NAME DIR unmounts it ($NAME_STATUS)
 #   mount_timingfs CONF [ARGS...]       start_timingfs -c CONF ARGS...
 #   unmount_timingfs                    unmount, reap it: $TFS_STATUS
 #   wait_mounted [DIR]                  poll until DIR ($MNT) is mounted
@@ -246,18 +249,26 @@ fixture_config() {
 # start_timingfs ARGS...: ./timingfs -f ARGS... $MNT, in the background;
 # returns once it is mounted (up to 10 s), 1 if it exits first.
 start_timingfs() {
-	local i
-	: >"$TRASH/daemon.err"
-	"$TIMINGFS" -f "$@" "$MNT" 2>>"$TRASH/daemon.err" &
-	TFS_PID=$!
+	start_timingfs_on TFS "$MNT" "$@"
+}
+
+# start_timingfs_on NAME DIR ARGS...: as start_timingfs, for a second
+# daemon on DIR: its pid in ${NAME}_PID, its stderr in $TRASH/NAME.err.
+start_timingfs_on() {
+	local name=$1 dir=$2 i pid
+	shift 2
+	: >"$TRASH/$name.err"
+	"$TIMINGFS" -f "$@" "$dir" 2>>"$TRASH/$name.err" &
+	pid=$!
+	printf -v "${name}_PID" %s "$pid"
 	for i in $(seq 1 200); do
-		is_mounted "$MNT" && return 0
-		is_running "$TFS_PID" || break
+		is_mounted "$dir" && return 0
+		is_running "$pid" || break
 		sleep 0.05
 	done
-	echo "timingfs did not mount:" >&2
-	cat "$TRASH/daemon.err" >&2
-	unmount_timingfs
+	echo "timingfs did not mount on $dir:" >&2
+	cat "$TRASH/$name.err" >&2
+	unmount_timingfs_on "$name" "$dir"
 	return 1
 }
 
@@ -271,19 +282,27 @@ mount_timingfs() {
 # that does not exit within 5 s of the unmount is killed. Its exit
 # status is left in $TFS_STATUS.
 unmount_timingfs() {
-	local i
-	if is_mounted "$MNT"; then
-		fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -u -z "$MNT"
+	unmount_timingfs_on TFS "$MNT"
+}
+
+# unmount_timingfs_on NAME DIR: as unmount_timingfs, for the daemon of
+# start_timingfs_on; its exit status in ${NAME}_STATUS.
+unmount_timingfs_on() {
+	local name=$1 dir=$2 i pid_var=${1}_PID status
+	local pid=${!pid_var}
+	if is_mounted "$dir"; then
+		fusermount3 -u "$dir" 2>/dev/null || fusermount3 -u -z "$dir"
 	fi
-	[ -n "$TFS_PID" ] || return 0
+	[ -n "$pid" ] || return 0
 	for i in $(seq 1 100); do
-		is_running "$TFS_PID" || break
+		is_running "$pid" || break
 		sleep 0.05
 	done
-	is_running "$TFS_PID" && kill_tree "$TFS_PID" KILL
-	wait "$TFS_PID"
-	TFS_STATUS=$?
-	TFS_PID=
+	is_running "$pid" && kill_tree "$pid" KILL
+	wait "$pid"
+	status=$?
+	printf -v "${name}_STATUS" %s "$status"
+	printf -v "$pid_var" %s ""
 }
 
 # nums DIR [SKIP]: the numeric entries of DIR but SKIP, sorted, on one
