@@ -93,6 +93,8 @@ static void drop_proc_entry(struct fs *fs)
 
 /* ---- requests --------------------------------------------------------- */
 
+static uid_t req_only_uid(const struct request *r);
+
 static void req_begin(fuse_req_t req, struct request *r)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -102,7 +104,8 @@ static void req_begin(fuse_req_t req, struct request *r)
 	r->pid = ctx->pid;
 	r->uid = ctx->uid;
 	r->gid = ctx->gid;
-	r->only_uid = VIEW_ALL_UIDS;
+	r->only_uid = req_only_uid;
+	r->ctx = req;
 }
 
 /* Whether the reader of @req is in group @gid, supplementary included. */
@@ -135,13 +138,14 @@ static bool req_in_group(fuse_req_t req, gid_t gid)
  * Whose processes alone the reader may see (hidepid=invisible) or enter
  * (noaccess): its own, unless it is root or a member of the gid.
  */
-static uid_t req_only_uid(fuse_req_t req, const struct request *r)
+static uid_t req_only_uid(const struct request *r)
 {
 	const struct access_policy *access = &r->env->access;
 
 	if (access->hidepid == HIDEPID_OFF || r->uid == 0)
 		return VIEW_ALL_UIDS;
-	if (access->gid != CONFIG_GID_NONE && req_in_group(req, access->gid))
+	if (access->gid != CONFIG_GID_NONE &&
+	    req_in_group((fuse_req_t)r->ctx, access->gid))
 		return VIEW_ALL_UIDS;
 	return r->uid;
 }
@@ -152,10 +156,10 @@ static void req_view(fuse_req_t req, struct request *r)
 	struct fs *fs = req_fs(req);
 	bool shared_now;
 
-	r->only_uid = req_only_uid(req, r);
+	/* Under invisible each owner has a view of its own. */
 	r->view = views_caller(fs->env.views, r->pid,
 			       fs->env.access.hidepid == HIDEPID_INVISIBLE ?
-				       r->only_uid :
+				       req_only_uid(r) :
 				       VIEW_ALL_UIDS,
 			       &shared_now);
 	if (shared_now)
@@ -190,7 +194,6 @@ static void req_node_view(fuse_req_t req, struct request *r,
 		req_view(req, r);
 	} else {
 		r->view = views_slot(r->env->views, n->view);
-		r->only_uid = req_only_uid(req, r);
 	}
 }
 

@@ -79,10 +79,22 @@ struct request {
 	pid_t pid; /* the reader's thread as the daemon numbers it, or 0 */
 	uid_t uid; /* its filesystem ids */
 	gid_t gid;
-	/* Whose processes the access rules let it see and enter: its own
-	 * (uid), or VIEW_ALL_UIDS; set with its view. */
-	uid_t only_uid;
+	/*
+	 * Whose processes the access rules let it see and enter: its own
+	 * (uid), or VIEW_ALL_UIDS. A function, asked only where it
+	 * matters, since the answer may need the reader's groups; NULL
+	 * for a reader to whom no rule applies.
+	 */
+	uid_t (*only_uid)(const struct request *r);
+	void *ctx; /* the layer that asked: only_uid's */
 };
+
+/* request_only_uid - whose processes alone @r's reader may see and
+ * enter (struct request's only_uid). */
+static inline uid_t request_only_uid(const struct request *r)
+{
+	return r->only_uid ? r->only_uid(r) : VIEW_ALL_UIDS;
+}
 
 /* node_ino - the inode number of @n. */
 uint64_t node_ino(const struct node *n);

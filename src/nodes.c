@@ -128,6 +128,7 @@ struct table {
 	struct rbuf *b;
 	pid_t pid; /* the process, in the daemon's numbers */
 	pid_t nr; /* and in the reader's view */
+	uid_t only_uid; /* whose processes the reader may enter */
 };
 
 /* A thread's line; a thread that exited meanwhile has none. */
@@ -157,7 +158,7 @@ static int table_process(struct table *t)
 
 int show_threads_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = { r, b, 0, node_pid(n) };
+	struct table t = { r, b, 0, node_pid(n), VIEW_ALL_UIDS };
 	int ret;
 
 	ret = view_to_daemon(r->view, node_pid(n));
@@ -181,9 +182,9 @@ static int table_of_process(void *ctx, pid_t pid)
 	nr = view_from_daemon(t->r->view, pid);
 	if (nr < 0)
 		return 0;
-	if (t->r->only_uid != VIEW_ALL_UIDS &&
+	if (t->only_uid != VIEW_ALL_UIDS &&
 	    (engine_task_ident(t->r->env->engine, pid, 0, &id) < 0 ||
-	     id.uid != t->r->only_uid))
+	     id.uid != t->only_uid))
 		return 0;
 	t->pid = pid;
 	t->nr = nr;
@@ -193,7 +194,7 @@ static int table_of_process(void *ctx, pid_t pid)
 
 int show_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = { r, b, 0, 0 };
+	struct table t = { r, b, 0, 0, request_only_uid(r) };
 	int ret;
 
 	(void)n;
