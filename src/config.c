@@ -35,6 +35,8 @@ enum config_key {
 	KEY_SYS,
 	KEY_HIDEPID,
 	KEY_GID,
+	KEY_KEEP,
+	KEY_MAX_TASKS,
 	KEY_COUNT,
 };
 
@@ -219,6 +221,32 @@ static int parse_gid(struct config *cfg, const char *value, char *why,
 	return ret;
 }
 
+static int parse_keep(struct config *cfg, const char *value, char *why,
+		      size_t whylen)
+{
+	uint64_t n;
+	int ret;
+
+	ret = parse_uint(value, 0, CONFIG_KEEP_MAX, "a number of seconds", &n,
+			 why, whylen);
+	if (ret == 0)
+		cfg->exited_keep_s = (unsigned int)n;
+	return ret;
+}
+
+static int parse_max_tasks(struct config *cfg, const char *value, char *why,
+			   size_t whylen)
+{
+	uint64_t n;
+	int ret;
+
+	ret = parse_uint(value, 1, CONFIG_MAX_TASKS_MAX, "a number", &n, why,
+			 whylen);
+	if (ret == 0)
+		cfg->exited_max_tasks = (unsigned int)n;
+	return ret;
+}
+
 static const struct key_def keys[KEY_COUNT] = {
 	[KEY_MAX_SIZE] = { "groups", "max_size", parse_max_size },
 	[KEY_UNITS] = { "format", "units", parse_units },
@@ -227,6 +255,8 @@ static const struct key_def keys[KEY_COUNT] = {
 	[KEY_SYS] = { "sources", "sys", parse_sys },
 	[KEY_HIDEPID] = { "access", "hidepid", parse_hidepid },
 	[KEY_GID] = { "access", "gid", parse_gid },
+	[KEY_KEEP] = { "exited", "keep", parse_keep },
+	[KEY_MAX_TASKS] = { "exited", "max_tasks", parse_max_tasks },
 };
 
 static bool known_section(const char *section)
@@ -375,6 +405,8 @@ void config_defaults(struct config *cfg)
 	cfg->hidepid = HIDEPID_AUTO;
 	cfg->access_gid = CONFIG_GID_NONE;
 	cfg->access_gid_set = false;
+	cfg->exited_keep_s = CONFIG_KEEP_DEFAULT;
+	cfg->exited_max_tasks = CONFIG_MAX_TASKS_DEFAULT;
 }
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)

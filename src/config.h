@@ -32,6 +32,12 @@ enum hidepid {
 	HIDEPID_INVISIBLE, /* others' processes do not exist */
 };
 
+/* [exited]: how long, and how many, exited tasks stay readable. */
+#define CONFIG_KEEP_DEFAULT 60
+#define CONFIG_KEEP_MAX 86400 /* a day */
+#define CONFIG_MAX_TASKS_DEFAULT 65536
+#define CONFIG_MAX_TASKS_MAX 4194304 /* the kernel's PID_MAX_LIMIT */
+
 #define CONFIG_GID_NONE ((gid_t)-1)
 #define CONFIG_GID_MAX 4294967294U
 
@@ -44,12 +50,14 @@ struct config {
 	enum hidepid hidepid; /* [access] hidepid; default auto */
 	gid_t access_gid; /* [access] gid; CONFIG_GID_NONE for none */
 	bool access_gid_set; /* [access] gid gave a GID (it wins over auto) */
+	unsigned int exited_keep_s; /* [exited] keep, 0..a day; 0: off */
+	unsigned int exited_max_tasks; /* [exited] max_tasks, 1..2^22 */
 };
 
 /*
  * config_defaults - fill @cfg with the built-in defaults: max_size 64,
  * units windows, tsc_hz auto, proc /proc, sys /sys, hidepid auto, gid
- * none (not given).
+ * none (not given), keep 60, max_tasks 65536.
  */
 void config_defaults(struct config *cfg);
 

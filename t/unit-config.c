@@ -78,6 +78,8 @@ static void test_defaults(void)
 	      "default gid is none, not given");
 	check_str(config_hidepid_name(HIDEPID_INVISIBLE), "invisible",
 		  "hidepid name invisible");
+	check_int(cfg.exited_keep_s, 60, "default keep is 60 s");
+	check_int(cfg.exited_max_tasks, 65536, "default max_tasks is 65536");
 }
 
 /* The shipped file must load and say exactly what the defaults say. */
@@ -98,7 +100,9 @@ static void test_shipped(const char *fixtures)
 		      !strcmp(cfg.sys_root, def.sys_root) &&
 		      cfg.hidepid == def.hidepid &&
 		      cfg.access_gid == def.access_gid &&
-		      cfg.access_gid_set == def.access_gid_set,
+		      cfg.access_gid_set == def.access_gid_set &&
+		      cfg.exited_keep_s == def.exited_keep_s &&
+		      cfg.exited_max_tasks == def.exited_max_tasks,
 	      "conf/timingfs.conf says the defaults");
 }
 
@@ -278,6 +282,39 @@ static void test_access(void)
 		     "an unknown [access] key");
 }
 
+static void test_exited(void)
+{
+	struct config cfg;
+
+	check(load("[exited]\nkeep = 0\nmax_tasks = 1\n", &cfg) == 0 &&
+		      cfg.exited_keep_s == 0 && cfg.exited_max_tasks == 1,
+	      "keep = 0 turns retention off; max_tasks = 1");
+	check(load("[exited]\nkeep = 86400\nmax_tasks = 4194304\n", &cfg) ==
+			      0 &&
+		      cfg.exited_keep_s == 86400 &&
+		      cfg.exited_max_tasks == 4194304,
+	      "keep and max_tasks at their largest");
+	expect_error("[exited]\nkeep = 86401\n", 2,
+		     "[exited] keep: 86401 is out of range 0..86400",
+		     "keep beyond a day");
+	expect_error("[exited]\nkeep = 1m\n", 2,
+		     "[exited] keep: '1m' is not a number of seconds",
+		     "keep takes seconds only");
+	expect_error("[exited]\nkeep = -1\n", 2,
+		     "[exited] keep: -1 is out of range 0..86400",
+		     "a negative keep");
+	expect_error("[exited]\nmax_tasks = 0\n", 2,
+		     "[exited] max_tasks: 0 is out of range 1..4194304",
+		     "max_tasks 0");
+	expect_error("[exited]\nmax_tasks = 4194305\n", 2,
+		     "[exited] max_tasks: 4194305 is out of range 1..4194304",
+		     "max_tasks above PID_MAX_LIMIT");
+	expect_error("[exited]\nmax_tasks = 10\nmax_tasks = 10\n", 3,
+		     "[exited] max_tasks: given twice", "max_tasks given twice");
+	expect_error("[exited]\nkept = 5\n", 2, "[exited] kept: unknown key",
+		     "an unknown [exited] key");
+}
+
 /* inih reads lines of up to 199 characters (Debian's INI_MAX_LINE). */
 static void test_long_lines(void)
 {
@@ -448,6 +485,7 @@ int main(int argc, char **argv)
 	test_good();
 	test_long_lines();
 	test_access();
+	test_exited();
 	test_errors();
 	test_files();
 
