@@ -18,7 +18,7 @@ CONFIG ?= conf/timingfs.conf
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = fuse3 inih
+PKGS = fuse3 inih libmnl
 CFLAGS ?= -O2 -g
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)

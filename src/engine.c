@@ -53,6 +53,15 @@ struct task_fd {
 	int fd; /* -1: empty */
 };
 
+/*
+ * The start of tasks whose stat was read, so that a task that exits
+ * keeps the creation time it had (exited.h): direct-mapped by thread
+ * id, each slot the id in its top 22 bits and the start in clock ticks
+ * below, written and read whole without a lock.
+ */
+#define START_MEMO_SLOTS 4096
+#define START_TICKS_BITS 42
+
 struct engine {
 	struct config cfg;
 	bool live; /* proc_root is the real /proc */
@@ -65,6 +74,7 @@ struct engine {
 	struct task_history history;
 	pthread_mutex_t fd_lock;
 	struct task_fd fds[TASK_FDS];
+	uint64_t start_memo[START_MEMO_SLOTS];
 };
 
 static uint64_t timespec_ns(const struct timespec *ts)
@@ -210,6 +220,11 @@ void engine_get_info(const struct engine *e, struct engine_info *info)
 	info->units = e->cfg.units;
 	info->proc_root = e->cfg.proc_root;
 	info->sys_root = e->cfg.sys_root;
+}
+
+bool engine_is_live(const struct engine *e)
+{
+	return e->live;
 }
 
 enum units engine_units(const struct engine *e)
@@ -391,6 +406,50 @@ static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 	}
 }
 
+static void start_memo_put(struct engine *e, pid_t tid, uint64_t ticks)
+{
+	uint64_t v = (uint64_t)(uint32_t)tid << START_TICKS_BITS |
+		     (ticks & ((1ULL << START_TICKS_BITS) - 1));
+
+	__atomic_store_n(&e->start_memo[(uint32_t)tid % START_MEMO_SLOTS], v,
+			 __ATOMIC_RELAXED);
+}
+
+uint64_t engine_exit_start_ticks(struct engine *e, pid_t tid,
+				 uint64_t start_boot_ns)
+{
+	uint64_t ticks = start_boot_ns / (NSEC_PER_SEC / e->clk_tck), v, seen;
+
+	v = __atomic_load_n(&e->start_memo[(uint32_t)tid % START_MEMO_SLOTS],
+			    __ATOMIC_RELAXED);
+	if (v >> START_TICKS_BITS != (uint32_t)tid)
+		return ticks;
+	seen = v & ((1ULL << START_TICKS_BITS) - 1);
+	/* The same task: its start read alive, at most a few ticks off. */
+	if (seen <= ticks + 1 && ticks <= seen + 3)
+		return seen;
+	return ticks;
+}
+
+int engine_exited_times(struct engine *e, const struct exited_task *x,
+			struct task_times *t)
+{
+	pid_t pid = x->name[0].tgid;
+	pid_t tid = (x->flags & EXITED_THREAD) ? x->name[0].tid : 0;
+
+	memset(t, 0, sizeof(*t));
+	task_split(x->cpu_ns, x->utime_us, x->stime_us, &t->kernel_ns,
+		   &t->user_ns);
+	task_history_clamp(&e->history, pid, tid, x->start_ticks, &t->kernel_ns,
+			   &t->user_ns);
+	t->cpu_ns = t->kernel_ns + t->user_ns;
+	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
+	t->creation_ns =
+		e->boot_ns + units_ticks_to_ns(x->start_ticks, e->clk_tck);
+	t->exit_ns = x->exit_ns;
+	return 0;
+}
+
 static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 			  struct task_stat *st)
 {
@@ -402,6 +461,8 @@ static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 	if (ret >= 0)
 		ret = task_parse_stat(t.data, st);
 	text_free(&t);
+	if (ret >= 0)
+		start_memo_put(e, tid ? tid : pid, st->start_ticks);
 	return ret;
 }
 

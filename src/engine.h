@@ -23,11 +23,13 @@
 #ifndef TIMINGFS_ENGINE_H
 #define TIMINGFS_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "config.h"
+#include "exited.h"
 
 struct engine;
 
@@ -80,6 +82,9 @@ void engine_free(struct engine *e);
 /* engine_get_info - describe @e. The strings live as long as @e. */
 void engine_get_info(const struct engine *e, struct engine_info *info);
 
+/* engine_is_live - whether @e reads this machine's own /proc. */
+bool engine_is_live(const struct engine *e);
+
 /* engine_units - the units @e was configured to show. */
 enum units engine_units(const struct engine *e);
 
@@ -121,6 +126,25 @@ enum task_need {
  */
 int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		      struct task_times *t);
+
+/*
+ * engine_exited_times - the times of the exited task @x, in the same
+ * units and by the same rules as engine_task_times(): its runtime split
+ * in its utime:stime proportion, never less kernel or user time than
+ * was shown while it lived, and its exit instant.
+ */
+int engine_exited_times(struct engine *e, const struct exited_task *x,
+			struct task_times *t);
+
+/*
+ * engine_exit_start_ticks - the start of thread @tid, which exited,
+ * in clock ticks since boot, from @start_boot_ns (its start on
+ * CLOCK_BOOTTIME as the exit record gives it, a little late): the
+ * start its stat said when the engine read it alive, so that its
+ * creation time does not change, else @start_boot_ns in ticks.
+ */
+uint64_t engine_exit_start_ticks(struct engine *e, pid_t tid,
+				 uint64_t start_boot_ns);
 
 /*
  * engine_for_each_process / engine_for_each_thread - call @fn for

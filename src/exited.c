@@ -48,8 +48,8 @@ struct exited {
 
 static uint32_t hash_name(const struct exited *x, uint64_t ns, pid_t tgid)
 {
-	uint64_t h = (ns ^ ((uint64_t)(uint32_t)tgid << 32)) *
-		     0x9e3779b97f4a7c15ULL;
+	uint64_t h =
+		(ns ^ ((uint64_t)(uint32_t)tgid << 32)) * 0x9e3779b97f4a7c15ULL;
 
 	return (uint32_t)(h >> 32) & x->mask;
 }
@@ -60,8 +60,7 @@ static const struct exited_name *node_name(const struct exited *x,
 	return &x->rec[node / EXITED_NAMES].t.name[node % EXITED_NAMES];
 }
 
-int exited_new(unsigned int keep_s, unsigned int max_tasks,
-	       struct exited **out)
+int exited_new(unsigned int keep_s, unsigned int max_tasks, struct exited **out)
 {
 	struct exited *x;
 	size_t buckets = 1, nodes;
@@ -168,9 +167,8 @@ static void expire(struct exited *x, uint64_t now, bool force)
 	}
 }
 
-static bool matches(const struct exited_task *t,
-		    const struct exited_name *name, uint64_t ns, pid_t tgid,
-		    pid_t tid)
+static bool matches(const struct exited_task *t, const struct exited_name *name,
+		    uint64_t ns, pid_t tgid, pid_t tid)
 {
 	if (name->ns != ns || name->tgid != tgid)
 		return false;

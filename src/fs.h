@@ -32,6 +32,8 @@
 #include <fuse_lowlevel.h>
 
 #include "engine.h"
+#include "exited.h"
+#include "listener.h"
 #include "mountinfo.h"
 #include "view.h"
 
@@ -63,6 +65,13 @@ int fs_new(struct engine *engine, struct views *views,
 
 /* fs_set_session - the session that serves @fs, for notifications. */
 void fs_set_session(struct fs *fs, struct fuse_session *se);
+
+/*
+ * fs_set_exited - serve the exited tasks kept in @x, which @l files,
+ * for @keep_s seconds. Call it before serving; both outlive @fs.
+ */
+void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l,
+		   unsigned int keep_s);
 
 /* fs_free - release @fs after its session is destroyed; NULL allowed. */
 void fs_free(struct fs *fs);

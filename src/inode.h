@@ -30,6 +30,8 @@
 #include <time.h>
 
 #include "engine.h"
+#include "exited.h"
+#include "listener.h"
 #include "mountinfo.h"
 #include "view.h"
 
@@ -70,6 +72,10 @@ struct tree_env {
 	struct access_policy access;
 	uid_t uid, gid; /* the daemon's: the owner outside proc/PID */
 	struct timespec mount_time;
+	/* The exited tasks kept, and who files them; NULL when none are. */
+	struct exited *exited;
+	struct listener *listener;
+	unsigned int exited_keep_s;
 };
 
 /* Who asks. */

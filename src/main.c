@@ -29,7 +29,9 @@
 
 #include "config.h"
 #include "engine.h"
+#include "exited.h"
 #include "fs.h"
+#include "listener.h"
 #include "mountinfo.h"
 #include "view.h"
 
@@ -208,9 +210,48 @@ static int run_loop(struct fuse_session *se,
 	return ret;
 }
 
+/* What serve() starts once the daemon has forked, and stops. */
+struct daemon {
+	const struct config *cfg;
+	struct engine *engine;
+	struct views *views;
+	struct fs *fs;
+	struct exited *exited;
+	struct listener *listener;
+};
+
+/*
+ * Keep exited tasks, where the configuration asks for them, the engine
+ * reads this machine's /proc, and the kernel lets the daemon listen;
+ * otherwise say why not, and serve without (exit_source none).
+ */
+static void start_exited(struct daemon *d)
+{
+	char err[512];
+	int ret;
+
+	if (!d->cfg->exited_keep_s || !engine_is_live(d->engine))
+		return;
+	ret = exited_new(d->cfg->exited_keep_s, d->cfg->exited_max_tasks,
+			 &d->exited);
+	if (ret == 0)
+		ret = listener_start(d->engine, d->exited,
+				     views_own_ns(d->views), log_msg,
+				     &d->listener, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", strerror(-ret));
+	if (ret < 0) {
+		log_msg(LOG_WARNING, "exited tasks are not kept: %s", err);
+		exited_free(d->exited);
+		d->exited = NULL;
+		return;
+	}
+	fs_set_exited(d->fs, d->exited, d->listener, d->cfg->exited_keep_s);
+}
+
 /* Mount, serve until unmounted or signalled; returns the exit status. */
 static int serve(struct fuse_session *se, const char *mountpoint,
-		 const struct fuse_cmdline_opts *cmd)
+		 const struct fuse_cmdline_opts *cmd, struct daemon *d)
 {
 	int ret;
 
@@ -228,6 +269,8 @@ static int serve(struct fuse_session *se, const char *mountpoint,
 		ret = EXIT_SERVE;
 		goto out_unmount;
 	}
+	/* Threads only now: one made before the fork would be lost. */
+	start_exited(d);
 	ret = run_loop(se, cmd);
 	fuse_remove_signal_handlers(se);
 	/* The loop returns the signal that ended it: a clean stop. */
@@ -240,6 +283,8 @@ static int serve(struct fuse_session *se, const char *mountpoint,
 	}
 out_unmount:
 	fuse_session_unmount(se);
+	listener_stop(d->listener);
+	d->listener = NULL;
 	return ret;
 }
 
@@ -252,6 +297,7 @@ int main(int argc, char *argv[])
 	struct views *views = NULL;
 	struct access_policy access;
 	struct fuse_session *se;
+	struct daemon d = { 0 };
 	struct fs *fs = NULL;
 	char *mountpoint = NULL;
 	struct config cfg;
@@ -320,10 +366,12 @@ int main(int argc, char *argv[])
 	if (!se)
 		goto out; /* libfuse said which option it did not take */
 	fs_set_session(fs, se);
-	status = serve(se, mountpoint, &cmd);
+	d = (struct daemon){ &cfg, engine, views, fs, NULL, NULL };
+	status = serve(se, mountpoint, &cmd, &d);
 	fuse_session_destroy(se);
 out:
 	fs_free(fs);
+	exited_free(d.exited);
 	engine_free(engine);
 	views_free(views);
 	free(mountpoint);

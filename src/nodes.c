@@ -3,8 +3,148 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include "nodes.h"
+
+/* ---- exited tasks ----------------------------------------------------- */
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The kept record of thread @vtid (0: the process) of process @vpid,
+ * as @r's view numbers them, if the access rules show its owner.
+ */
+static int exited_lookup(struct request *r, pid_t vpid, pid_t vtid,
+			 struct exited_task *x)
+{
+	struct exited *table = r->env->exited;
+
+	if (!table || r->view->nowhere ||
+	    exited_find(table, r->view->ns_ino, vpid, vtid, mono_now(), x) <
+		    0 ||
+	    !view_shows_owner(r->view, x->uid))
+		return -ENOENT;
+	return 0;
+}
+
+/* When process @vpid of @r's view was made: alive, or kept. */
+static int process_creation(struct request *r, pid_t vpid, uint64_t *ns)
+{
+	struct engine *e = r->env->engine;
+	struct task_times t;
+	struct exited_task x;
+	int pid, ret = -ENOENT;
+
+	pid = view_to_daemon(r->view, vpid);
+	if (pid >= 0)
+		ret = engine_task_times(e, pid, 0, TASK_START, &t);
+	if (ret == -ENOENT) {
+		ret = exited_lookup(r, vpid, 0, &x);
+		if (ret == 0)
+			ret = engine_exited_times(e, &x, &t);
+	}
+	if (ret == 0)
+		*ns = t.creation_ns;
+	return ret;
+}
+
+/*
+ * A kept thread belongs to the process that now has its process's
+ * number only if it started after that process did: not to a process
+ * that took the number of one that had ended.
+ */
+static bool thread_of(struct request *r, const struct exited_task *x,
+		      uint64_t born, struct task_times *t)
+{
+	engine_exited_times(r->env->engine, x, t);
+	return t->creation_ns >= born;
+}
+
+static int exited_thread(struct request *r, pid_t vpid, pid_t vtid,
+			 struct exited_task *x)
+{
+	struct task_times t;
+	uint64_t born;
+	int ret;
+
+	ret = exited_lookup(r, vpid, vtid, x);
+	if (ret == 0)
+		ret = process_creation(r, vpid, &born);
+	if (ret == 0 && !thread_of(r, x, born, &t))
+		ret = -ENOENT;
+	return ret;
+}
+
+/* The numbers a listing or a table met alive, to leave out kept ones. */
+struct seen {
+	pid_t *nr;
+	size_t count, cap;
+	bool sorted;
+};
+
+static int seen_add(struct seen *s, pid_t nr)
+{
+	pid_t *grown;
+
+	if (s->count == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		grown = realloc(s->nr, s->cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		s->nr = grown;
+	}
+	s->nr[s->count++] = nr;
+	s->sorted = false;
+	return 0;
+}
+
+static int compare_nr(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool seen_has(struct seen *s, pid_t nr)
+{
+	if (!s->sorted && s->count)
+		qsort(s->nr, s->count, sizeof(*s->nr), compare_nr);
+	s->sorted = true;
+	return s->count &&
+	       bsearch(&nr, s->nr, s->count, sizeof(*s->nr), compare_nr);
+}
+
+static void seen_free(struct seen *s)
+{
+	free(s->nr);
+}
+
+int task_times(struct request *r, const struct node *n, unsigned int need,
+	       struct task_times *t)
+{
+	struct exited_task x;
+	pid_t pid, tid;
+	int ret;
+
+	ret = task_of(r, n, &pid, &tid);
+	if (ret == 0)
+		ret = engine_task_times(r->env->engine, pid, tid, need, t);
+	if (ret != -ENOENT)
+		return ret;
+	if (node_tid(n))
+		ret = exited_thread(r, node_pid(n), node_tid(n), &x);
+	else
+		ret = exited_lookup(r, node_pid(n), 0, &x);
+	return ret < 0 ? ret : engine_exited_times(r->env->engine, &x, t);
+}
 
 int listing_number(struct listing *l, const char *prefix, unsigned long v)
 {
@@ -41,6 +181,20 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	else if (ret == 0)
 		ret = rbuf_printf(b, "hidepid_gid %u\n",
 				  (unsigned int)env->access.gid);
+	if (ret == 0 && env->exited) {
+		struct exited_counts c;
+
+		exited_counts(env->exited, mono_now(), &c);
+		ret = rbuf_printf(b,
+				  "exit_source taskstats\nexit_keep %u\n"
+				  "exit_retained %llu\nexit_dropped %llu\n"
+				  "exit_lost %llu\n",
+				  env->exited_keep_s, c.retained, c.dropped,
+				  env->listener ? listener_lost(env->listener) :
+						  0);
+	} else if (ret == 0) {
+		ret = rbuf_printf(b, "exit_source none\n");
+	}
 	return ret;
 }
 
@@ -129,7 +283,16 @@ struct table {
 	pid_t pid; /* the process, in the daemon's numbers */
 	pid_t nr; /* and in the reader's view */
 	uid_t only_uid; /* whose processes the reader may enter */
+	struct seen threads; /* the threads of the process met alive */
+	struct seen processes; /* the processes met alive */
+	uint64_t born; /* when the process was made */
 };
+
+/* Collect what is met alive only where kept tasks may be added to it. */
+static int table_saw(struct table *t, struct seen *s, pid_t nr)
+{
+	return t->r->env->exited ? seen_add(s, nr) : 0;
+}
 
 /* A thread's line; a thread that exited meanwhile has none. */
 static int table_thread(void *ctx, pid_t tid)
@@ -147,26 +310,63 @@ static int table_thread(void *ctx, pid_t tid)
 		return 0;
 	if (ret < 0)
 		return ret;
+	ret = table_saw(t, &t->threads, nr);
+	if (ret < 0)
+		return ret;
 	return render_table_row(t->b, engine_units(e), t->nr, nr, &times);
 }
 
+/* A kept thread's line, unless it was met alive. */
+static int table_exited_thread(void *ctx, const struct exited_task *x,
+			       const struct exited_name *name)
+{
+	struct table *t = ctx;
+	struct task_times times;
+
+	if (seen_has(&t->threads, name->tid) ||
+	    !thread_of(t->r, x, t->born, &times))
+		return 0;
+	return render_table_row(t->b, engine_units(t->r->env->engine), t->nr,
+				name->tid, &times);
+}
+
+/*
+ * The lines of process t->nr of the reader's view: its live threads
+ * (t->pid >= 0 while it lives), then its kept ones.
+ */
 static int table_process(struct table *t)
 {
-	return engine_for_each_thread(t->r->env->engine, t->pid, table_thread,
-				      t);
+	int ret = 0;
+
+	t->threads.count = 0;
+	if (t->pid > 0)
+		ret = engine_for_each_thread(t->r->env->engine, t->pid,
+					     table_thread, t);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	if (!t->r->env->exited || process_creation(t->r, t->nr, &t->born) < 0)
+		return ret;
+	return exited_for_each(t->r->env->exited, t->r->view->ns_ino, t->nr,
+			       mono_now(), table_exited_thread, t);
 }
 
 int show_threads_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = { r, b, 0, node_pid(n), VIEW_ALL_UIDS };
+	struct table t = {
+		.r = r, .b = b, .nr = node_pid(n), .only_uid = VIEW_ALL_UIDS
+	};
+	struct exited_task x;
 	int ret;
 
 	ret = view_to_daemon(r->view, node_pid(n));
-	if (ret < 0)
+	if (ret < 0 && exited_lookup(r, node_pid(n), 0, &x) < 0)
 		return ret;
-	t.pid = ret;
+	t.pid = ret < 0 ? 0 : ret;
 	ret = render_table_header(b);
-	return ret < 0 ? ret : table_process(&t);
+	if (ret == 0)
+		ret = table_process(&t);
+	seen_free(&t.threads);
+	return ret;
 }
 
 /*
@@ -186,22 +386,60 @@ static int table_of_process(void *ctx, pid_t pid)
 	    (engine_task_ident(t->r->env->engine, pid, 0, &id) < 0 ||
 	     id.uid != t->only_uid))
 		return 0;
+	ret = table_saw(t, &t->processes, nr);
+	if (ret < 0)
+		return ret;
 	t->pid = pid;
 	t->nr = nr;
 	ret = table_process(t);
 	return ret == -ENOENT ? 0 : ret; /* gone meanwhile */
 }
 
+/* A kept process's lines, unless it was met alive. */
+static int table_of_exited(void *ctx, const struct exited_task *x,
+			   const struct exited_name *name)
+{
+	struct table *t = ctx;
+
+	if (seen_has(&t->processes, name->tgid) ||
+	    (t->only_uid != VIEW_ALL_UIDS && x->uid != t->only_uid) ||
+	    !view_shows_owner(t->r->view, x->uid))
+		return 0;
+	if (seen_add(&t->threads, name->tgid) < 0) /* to visit after */
+		return -ENOMEM;
+	return 0;
+}
+
 int show_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = { r, b, 0, 0, request_only_uid(r) };
+	struct table t = { .r = r, .b = b, .only_uid = request_only_uid(r) };
+	struct seen kept = { 0 };
+	size_t i;
 	int ret;
 
 	(void)n;
 	ret = render_table_header(b);
 	if (ret < 0 || r->view->nowhere)
 		return ret;
-	return engine_for_each_process(r->env->engine, table_of_process, &t);
+	ret = engine_for_each_process(r->env->engine, table_of_process, &t);
+	if (ret == 0 && r->env->exited) {
+		/* The kept processes' numbers first: the table's lock is
+		 * not held while their threads are visited. */
+		t.threads.count = 0;
+		ret = exited_for_each(r->env->exited, r->view->ns_ino, 0,
+				      mono_now(), table_of_exited, &t);
+		kept = t.threads;
+		t.threads = (struct seen){ 0 };
+		for (i = 0; ret == 0 && i < kept.count; i++) {
+			t.pid = 0;
+			t.nr = kept.nr[i];
+			ret = table_process(&t);
+		}
+	}
+	seen_free(&kept);
+	seen_free(&t.threads);
+	seen_free(&t.processes);
+	return ret;
 }
 
 /* ---- links ---------------------------------------------------------- */
@@ -310,27 +548,38 @@ int list_cpus(struct request *r, const struct node *dir, struct listing *l)
  */
 int check_pid(struct request *r, const struct node *n, struct owner *o)
 {
+	struct exited_task x;
 	struct task_ident id;
 	int pid, ret;
 
 	pid = view_to_daemon(r->view, node_pid(n));
-	if (pid < 0)
-		return pid;
-	ret = engine_task_ident(r->env->engine, pid, 0, &id);
-	if (ret < 0)
-		return ret;
-	if (id.tgid != pid)
-		return -ENOENT; /* a thread, which /proc also resolves */
-	if (!view_shows_owner(r->view, id.uid))
-		return -ENOENT;
-	o->uid = id.uid;
-	o->gid = id.gid;
-	return 0;
+	if (pid >= 0) {
+		ret = engine_task_ident(r->env->engine, pid, 0, &id);
+		if (ret == 0) {
+			if (id.tgid != pid)
+				return -ENOENT; /* a thread: /proc resolves it */
+			if (!view_shows_owner(r->view, id.uid))
+				return -ENOENT;
+			o->uid = id.uid;
+			o->gid = id.gid;
+			return 0;
+		}
+		if (ret != -ENOENT)
+			return ret;
+	}
+	ret = exited_lookup(r, node_pid(n), 0, &x); /* kept since it exited */
+	if (ret == 0) {
+		o->uid = x.uid;
+		o->gid = x.gid;
+	}
+	return ret;
 }
 
 struct task_lister {
 	struct request *r;
 	struct listing *l;
+	struct seen alive; /* what was listed alive, where tasks are kept */
+	uint64_t born; /* listing threads: when their process was made */
 };
 
 /* The engine's iterations call this for each task, in daemon numbers. */
@@ -339,7 +588,7 @@ static int list_task(void *ctx, pid_t pid)
 	struct task_lister *tl = ctx;
 	struct view *v = tl->r->view;
 	struct task_ident id;
-	int nr;
+	int nr, ret;
 
 	nr = view_from_daemon(v, pid);
 	if (nr < 0)
@@ -348,22 +597,57 @@ static int list_task(void *ctx, pid_t pid)
 	    (engine_task_ident(tl->r->env->engine, pid, 0, &id) < 0 ||
 	     !view_shows_owner(v, id.uid)))
 		return 0;
+	if (tl->r->env->exited) {
+		ret = seen_add(&tl->alive, nr);
+		if (ret < 0)
+			return ret;
+	}
 	return listing_number(tl->l, "", (unsigned long)nr);
+}
+
+/* A kept process, or thread, that was not listed alive. */
+static int list_exited(void *ctx, const struct exited_task *x,
+		       const struct exited_name *name)
+{
+	struct task_lister *tl = ctx;
+	pid_t nr = tl->l->slot == 0 ? name->tgid : name->tid;
+	struct task_times t;
+
+	if (seen_has(&tl->alive, nr) || !view_shows_owner(tl->r->view, x->uid))
+		return 0;
+	if (tl->l->slot == 1 && !thread_of(tl->r, x, tl->born, &t))
+		return 0;
+	return listing_number(tl->l, "", (unsigned long)nr);
+}
+
+/* The kept tasks of @vpid's (0: the processes) after the live ones. */
+static int list_kept(struct task_lister *tl, pid_t vpid, int ret)
+{
+	struct request *r = tl->r;
+
+	if (ret == 0 && r->env->exited && !r->view->nowhere)
+		ret = exited_for_each(r->env->exited, r->view->ns_ino, vpid,
+				      mono_now(), list_exited, tl);
+	seen_free(&tl->alive);
+	return ret;
 }
 
 int list_pids(struct request *r, const struct node *dir, struct listing *l)
 {
-	struct task_lister tl = { r, l };
+	struct task_lister tl = { .r = r, .l = l };
 
 	(void)dir;
 	if (r->view->nowhere)
 		return 0;
-	return engine_for_each_process(r->env->engine, list_task, &tl);
+	return list_kept(&tl, 0,
+			 engine_for_each_process(r->env->engine, list_task,
+						 &tl));
 }
 
 /* A thread of the process met on the way. */
 int check_tid(struct request *r, const struct node *n, struct owner *o)
 {
+	struct exited_task x;
 	struct task_ident id;
 	pid_t pid, tid;
 	int ret;
@@ -372,20 +656,33 @@ int check_tid(struct request *r, const struct node *n, struct owner *o)
 	if (node_tid(n) <= 0)
 		return -ENOENT;
 	ret = task_of(r, n, &pid, &tid);
-	if (ret == 0)
+	if (ret == 0) {
 		ret = engine_task_ident(r->env->engine, pid, tid, &id);
-	if (ret < 0)
-		return ret;
-	return id.tgid == pid ? 0 : -ENOENT;
+		if (ret == 0)
+			return id.tgid == pid ? 0 : -ENOENT;
+		if (ret != -ENOENT)
+			return ret;
+	}
+	return exited_thread(r, node_pid(n), node_tid(n), &x);
 }
 
 int list_tids(struct request *r, const struct node *dir, struct listing *l)
 {
-	struct task_lister tl = { r, l };
-	int pid;
+	struct task_lister tl = { .r = r, .l = l };
+	int pid, ret = 0;
 
+	if (r->env->exited && process_creation(r, node_pid(dir), &tl.born) < 0)
+		return -ENOENT;
 	pid = view_to_daemon(r->view, node_pid(dir));
-	if (pid < 0)
-		return pid;
-	return engine_for_each_thread(r->env->engine, pid, list_task, &tl);
+	if (pid >= 0)
+		ret = engine_for_each_thread(r->env->engine, pid, list_task,
+					     &tl);
+	if (pid < 0 || ret == -ENOENT) {
+		if (!r->env->exited) {
+			seen_free(&tl.alive);
+			return -ENOENT;
+		}
+		ret = 0; /* exited: its kept threads */
+	}
+	return list_kept(&tl, node_pid(dir), ret);
 }

@@ -46,6 +46,13 @@ int show_cpu_number(struct request *r, const struct node *n, struct rbuf *b);
 int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
 
 /*
+ * task_times - the times of the task @n names, as @need asks (enum
+ * task_need): alive, or, when it exited, kept (exited.h).
+ */
+int task_times(struct request *r, const struct node *n, unsigned int need,
+	       struct task_times *t);
+
+/*
  * Tables: a header line, then a line of each thread the reader may see
  * (its view's numbers, and the access rules), all of a thread's values
  * from one engine call. show_threads_table: the threads of the process

@@ -306,14 +306,10 @@ int tree_render(struct request *r, const struct node *n, struct rbuf *b)
 {
 	const struct entry *ent = entry_of(n);
 	struct task_times t;
-	pid_t pid, tid;
 	int ret;
 
 	if (ent->task) {
-		ret = task_of(r, n, &pid, &tid);
-		if (ret == 0)
-			ret = engine_task_times(r->env->engine, pid, tid,
-						ent->need, &t);
+		ret = task_times(r, n, ent->need, &t);
 		return ret < 0 ? ret :
 				 ent->task(b, engine_units(r->env->engine), &t);
 	}

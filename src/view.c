@@ -180,6 +180,11 @@ ino_t views_pinned(const struct views *vs)
 	return vs->pinned_ino;
 }
 
+ino_t views_own_ns(const struct views *vs)
+{
+	return vs->own_ino;
+}
+
 bool views_can_translate(const struct views *vs)
 {
 	return vs->translate;

@@ -75,6 +75,9 @@ void views_free(struct views *vs);
  */
 ino_t views_pinned(const struct views *vs);
 
+/* views_own_ns - the nsfs inode of the daemon's own PID namespace. */
+ino_t views_own_ns(const struct views *vs);
+
 /*
  * views_can_translate - whether this kernel translates numbers between
  * namespaces; without it, readers in other namespaces than the daemon's

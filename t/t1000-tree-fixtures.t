@@ -76,6 +76,7 @@ test_expect_success 'info says what the engine found' '
 	pidns caller
 	hidepid off
 	hidepid_gid none
+	exit_source none
 	EOT
 	cat "$MNT/info" >actual &&
 	test_cmp expect actual

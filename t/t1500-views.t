@@ -114,7 +114,9 @@ in_pidns() {
 
 export BIN MNT TRASH
 
-write_config "$TRASH/empty.conf"
+# The listings here are compared with each namespace's /proc, so a task
+# that exits is gone at once (keep = 0); t1600 keeps them, views too.
+write_config "$TRASH/empty.conf" exited.keep=0
 start_timingfs -c "$TRASH/empty.conf" -o allow_other || exit 1
 
 sleep 1000 &

@@ -133,7 +133,9 @@ test_expect_success 'the readers are who they should be' '
 
 # ---- off ---------------------------------------------------------------
 
-write_config "$TRASH/off.conf" access.hidepid=off
+# Listings are compared with procfs's, so a task that exits is gone at
+# once (keep = 0); t1600 keeps them, under the same access rules.
+write_config "$TRASH/off.conf" access.hidepid=off exited.keep=0
 remount "$TRASH/off.conf"
 
 test_expect_success 'off: info says so' '
@@ -155,7 +157,7 @@ test_expect_success 'off: nobody lists and reads every process' '
 
 # ---- noaccess ----------------------------------------------------------
 
-write_config "$TRASH/noaccess.conf" access.hidepid=noaccess access.gid=$GID
+write_config "$TRASH/noaccess.conf" access.hidepid=noaccess access.gid=$GID exited.keep=0
 remount "$TRASH/noaccess.conf"
 
 test_expect_success 'noaccess: info says so' '
@@ -219,7 +221,7 @@ test_expect_success 'noaccess: a process directory is 0550, group the gid' '
 	test "$(stat -c "%a %u %g" "$MNT/proc/$MINE1")" = "550 $NOBODY $GID"
 '
 
-write_config "$TRASH/noaccess-nogid.conf" access.hidepid=noaccess access.gid=none
+write_config "$TRASH/noaccess-nogid.conf" access.hidepid=noaccess access.gid=none exited.keep=0
 remount "$TRASH/noaccess-nogid.conf"
 
 test_expect_success 'noaccess without gid: info says so' '
@@ -241,7 +243,7 @@ test_expect_success 'noaccess without gid: 0500, the owner group; no member' '
 
 # ---- invisible ---------------------------------------------------------
 
-write_config "$TRASH/invisible.conf" access.hidepid=invisible access.gid=$GID
+write_config "$TRASH/invisible.conf" access.hidepid=invisible access.gid=$GID exited.keep=0
 remount "$TRASH/invisible.conf"
 
 # As for a new PID namespace (t1500): nobody's very first request comes
@@ -363,7 +365,7 @@ case ",$proc_opts," in
 *) PROC_HIDEPID=off ;;
 esac
 
-write_config "$TRASH/auto.conf"
+write_config "$TRASH/auto.conf" exited.keep=0
 remount "$TRASH/auto.conf"
 
 if [ "$PROC_HIDEPID" = off ]; then
@@ -380,7 +382,7 @@ fi
 # captured tree) and hides what it hides.
 mount -t proc -o hidepid=invisible,gid=$GID proc "$HPROC" ||
 	echo "cannot mount a procfs with hidepid=invisible on $HPROC" >&2
-write_config "$TRASH/auto-hproc.conf" "sources.proc=$HPROC"
+write_config "$TRASH/auto-hproc.conf" "sources.proc=$HPROC" exited.keep=0
 remount "$TRASH/auto-hproc.conf"
 
 test_expect_success 'auto, a procfs with hidepid=invisible,gid: info says so' '
@@ -443,7 +445,7 @@ test_expect_success 'auto: a member of the gid sees every process' '
 	cat "$MNT/proc/$ROOTS/cycles" | grep -E "^[0-9]+$"
 '
 
-write_config "$TRASH/auto-gid.conf" "sources.proc=$HPROC" access.gid=$OTHER_GID
+write_config "$TRASH/auto-gid.conf" "sources.proc=$HPROC" access.gid=$OTHER_GID exited.keep=0
 remount "$TRASH/auto-gid.conf"
 
 test_expect_success 'auto with a gid of its own: that gid wins' '

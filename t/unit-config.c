@@ -310,7 +310,8 @@ static void test_exited(void)
 		     "[exited] max_tasks: 4194305 is out of range 1..4194304",
 		     "max_tasks above PID_MAX_LIMIT");
 	expect_error("[exited]\nmax_tasks = 10\nmax_tasks = 10\n", 3,
-		     "[exited] max_tasks: given twice", "max_tasks given twice");
+		     "[exited] max_tasks: given twice",
+		     "max_tasks given twice");
 	expect_error("[exited]\nkept = 5\n", 2, "[exited] kept: unknown key",
 		     "an unknown [exited] key");
 }

@@ -64,8 +64,7 @@ static void test_find(void)
 	exited_add(x, &t, SEC);
 	check(exited_find(x, OWN, 100, 0, SEC, &got) == 0 && got.cpu_ns == 7,
 	      "a process of one thread is found as the process");
-	check(exited_find(x, OWN, 100, 100, SEC, &got) == 0 &&
-		      got.cpu_ns == 7,
+	check(exited_find(x, OWN, 100, 100, SEC, &got) == 0 && got.cpu_ns == 7,
 	      "and as its thread");
 	check_int(exited_find(x, OWN, 101, 0, SEC, &got), -ENOENT,
 		  "another number is not");
@@ -201,8 +200,8 @@ static void test_bound(void)
 		  "the 19,001st is kept");
 	check_int(exited_find(x, OWN, 20000, 20000, 2 * SEC, &got), 0,
 		  "the last is kept");
-	check_int(sum_of(x, OWN, 0, 2 * SEC),
-		  (19001L + 20000L) * 1000L / 2, "a listing has those 1,000");
+	check_int(sum_of(x, OWN, 0, 2 * SEC), (19001L + 20000L) * 1000L / 2,
+		  "a listing has those 1,000");
 	/* A replacement takes a position of its own in a full ring. */
 	t = task(EXITED_THREAD | EXITED_PROCESS, 20000, 20000, 1);
 	exited_add(x, &t, 2 * SEC);

@@ -1,0 +1,647 @@
+/*
+ * listener: taskstats exit records and proc connector fork records, read
+ * by one thread, filed into the table of exited tasks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/genetlink.h>
+#include <linux/nsfs.h>
+#include <linux/taskstats.h>
+
+#include "listener.h"
+#include "procfile.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_USEC 1000ULL
+#define RCVBUF_BYTES (8 << 20)
+#define LOST_LOG_EVERY_S 60
+#define AGROUP_FLAG 0x20 /* linux/acct.h: the last task of its process */
+#define NS_LEVELS_MAX 32 /* the kernel's MAX_PID_NS_LEVEL */
+
+struct listener {
+	struct engine *e;
+	struct exited *x;
+	uint64_t own_ns;
+	listener_log_fn log;
+	struct mnl_socket *ts; /* taskstats */
+	struct mnl_socket *cn; /* proc connector, or NULL */
+	uint16_t family;
+	bool running;
+	pthread_t thread;
+	unsigned long long lost; /* read racily by listener_lost() */
+	time_t lost_logged;
+	char buf[1 << 16] __attribute__((aligned(8)));
+};
+
+/* ---- decoding ------------------------------------------------------- */
+
+/*
+ * Version 15 put a max and a min after each delay total: six more
+ * counters before cpu_run_real_total, and six more between it and
+ * ac_tgid. Version 16 moved them all to the end again.
+ */
+#define V15_EARLY_SHIFT (6 * 8)
+#define V15_LATE_SHIFT (12 * 8)
+
+static uint64_t get_u64(const unsigned char *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+static uint32_t get_u32(const unsigned char *p, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+int listener_parse_stats(const void *payload, size_t len, unsigned int version,
+			 struct taskstats_fields *f)
+{
+	const unsigned char *p = payload;
+	size_t early = 0, late = 0;
+	uint16_t own;
+
+	if (len < sizeof(own))
+		return -EIO;
+	memcpy(&own, p, sizeof(own));
+	if (!version)
+		version = own;
+	if (version < 12)
+		return -EIO; /* no ac_tgid */
+	if (version == 15) {
+		early = V15_EARLY_SHIFT;
+		late = V15_LATE_SHIFT;
+	}
+	if (len < offsetof(struct taskstats, ac_tgid) + late + sizeof(uint32_t))
+		return -EIO;
+	memset(f, 0, sizeof(*f));
+	f->version = version;
+	f->flag = p[offsetof(struct taskstats, ac_flag)];
+	f->run_ns = get_u64(
+		p, offsetof(struct taskstats, cpu_run_virtual_total) + early);
+	f->uid = get_u32(p, offsetof(struct taskstats, ac_uid) + early);
+	f->gid = get_u32(p, offsetof(struct taskstats, ac_gid) + early);
+	f->pid = get_u32(p, offsetof(struct taskstats, ac_pid) + early);
+	f->etime_us = get_u64(p, offsetof(struct taskstats, ac_etime) + early);
+	f->utime_us = get_u64(p, offsetof(struct taskstats, ac_utime) + early);
+	f->stime_us = get_u64(p, offsetof(struct taskstats, ac_stime) + early);
+	f->tgid = get_u32(p, offsetof(struct taskstats, ac_tgid) + late);
+	return 0;
+}
+
+/* ---- filing --------------------------------------------------------- */
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+struct clocks {
+	uint64_t real, boot, mono;
+};
+
+/* The start, on CLOCK_BOOTTIME, of a task @etime_us old at @c. */
+static uint64_t start_boot(const struct clocks *c, uint64_t etime_us)
+{
+	uint64_t age = etime_us * NSEC_PER_USEC;
+
+	return age < c->boot ? c->boot - age : 0;
+}
+
+/* The names of a thread: those learned while it lived, or the daemon's. */
+static unsigned int thread_names(struct listener *l, pid_t tgid, pid_t tid,
+				 struct exited_name *names)
+{
+	unsigned int n = exited_learned(l->x, tid, names);
+
+	if (n && names[0].tgid == tgid && names[0].tid == tid)
+		return n;
+	names[0].ns = l->own_ns;
+	names[0].tgid = tgid;
+	names[0].tid = tid;
+	return 1;
+}
+
+static void file_thread(struct listener *l, const struct taskstats_fields *f,
+			bool whole, const struct clocks *c)
+{
+	struct exited_task t;
+
+	memset(&t, 0, sizeof(t));
+	t.flags = EXITED_THREAD | (whole ? EXITED_PROCESS : 0);
+	t.uid = f->uid;
+	t.gid = f->gid;
+	t.cpu_ns = f->run_ns;
+	t.utime_us = f->utime_us;
+	t.stime_us = f->stime_us;
+	t.start_ticks = engine_exit_start_ticks(l->e, (pid_t)f->pid,
+						start_boot(c, f->etime_us));
+	t.exit_ns = c->real;
+	t.nnames = thread_names(l, (pid_t)f->tgid, (pid_t)f->pid, t.name);
+	exited_add(l->x, &t, c->mono);
+}
+
+struct sums {
+	uint64_t utime, stime;
+};
+
+static int sum_thread(void *ctx, const struct exited_task *t,
+		      const struct exited_name *name)
+{
+	struct sums *s = ctx;
+
+	(void)name;
+	s->utime += t->utime_us;
+	s->stime += t->stime_us;
+	return 0;
+}
+
+/*
+ * The record of a whole process, after its last thread's: its runtime
+ * from the thread group's record; its split from that record where the
+ * kernel fills it in, else from its threads' records; its start and
+ * names from its main thread's record.
+ */
+static void file_process(struct listener *l,
+			 const struct taskstats_fields *last,
+			 const struct taskstats_fields *group,
+			 const struct clocks *c)
+{
+	pid_t tgid = (pid_t)last->tgid;
+	struct exited_task t, leader;
+	struct sums s = { 0, 0 };
+	unsigned int i;
+
+	memset(&t, 0, sizeof(t));
+	t.flags = EXITED_PROCESS;
+	t.uid = last->uid;
+	t.gid = last->gid;
+	t.cpu_ns = group->run_ns;
+	t.utime_us = group->utime_us;
+	t.stime_us = group->stime_us;
+	if (!t.utime_us && !t.stime_us) {
+		exited_for_each(l->x, l->own_ns, tgid, c->mono, sum_thread, &s);
+		t.utime_us = s.utime;
+		t.stime_us = s.stime;
+	}
+	t.exit_ns = c->real;
+	if (exited_find(l->x, l->own_ns, tgid, tgid, c->mono, &leader) == 0) {
+		t.start_ticks = leader.start_ticks;
+		t.nnames = leader.nnames;
+		memcpy(t.name, leader.name, sizeof(t.name));
+	} else {
+		t.start_ticks = engine_exit_start_ticks(
+			l->e, tgid,
+			start_boot(c, group->etime_us ? group->etime_us :
+							last->etime_us));
+		t.nnames = 1;
+		t.name[0].ns = l->own_ns;
+		t.name[0].tgid = tgid;
+	}
+	for (i = 0; i < t.nnames; i++)
+		t.name[i].tid = 0;
+	exited_add(l->x, &t, c->mono);
+}
+
+struct exit_msg {
+	unsigned int cur; /* 0: the thread's part, 1: the thread group's */
+	const void *stats[2];
+	size_t len[2];
+	uint32_t id[2]; /* the thread's id, the thread group's */
+};
+
+static int exit_attr(const struct nlattr *a, void *data)
+{
+	struct exit_msg *m = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case TASKSTATS_TYPE_PID:
+	case TASKSTATS_TYPE_TGID:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+			m->id[m->cur] = mnl_attr_get_u32(a);
+		break;
+	case TASKSTATS_TYPE_STATS:
+		m->stats[m->cur] = mnl_attr_get_payload(a);
+		m->len[m->cur] = mnl_attr_get_payload_len(a);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int exit_top_attr(const struct nlattr *a, void *data)
+{
+	struct exit_msg *m = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case TASKSTATS_TYPE_AGGR_PID:
+		m->cur = 0;
+		break;
+	case TASKSTATS_TYPE_AGGR_TGID:
+		m->cur = 1;
+		break;
+	default:
+		return MNL_CB_OK;
+	}
+	mnl_attr_parse_nested(a, exit_attr, m);
+	return MNL_CB_OK;
+}
+
+static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
+{
+	struct taskstats_fields thread, group;
+	struct exit_msg m;
+	struct clocks c;
+	bool whole;
+
+	memset(&m, 0, sizeof(m));
+	mnl_attr_parse(nlh, GENL_HDRLEN, exit_top_attr, &m);
+	if (!m.stats[0] ||
+	    listener_parse_stats(m.stats[0], m.len[0], 0, &thread) < 0 ||
+	    thread.pid != m.id[0] || !thread.tgid)
+		return;
+	c.real = now_ns(CLOCK_REALTIME);
+	c.boot = now_ns(CLOCK_BOOTTIME);
+	c.mono = now_ns(CLOCK_MONOTONIC);
+	/* A process that only ever had one thread gets no group record. */
+	whole = (thread.flag & AGROUP_FLAG) && !m.stats[1];
+	file_thread(l, &thread, whole, &c);
+	if (m.stats[1] && m.id[1] == thread.tgid &&
+	    listener_parse_stats(m.stats[1], m.len[1], thread.version,
+				 &group) == 0)
+		file_process(l, &thread, &group, &c);
+}
+
+/* ---- names in PID namespaces ---------------------------------------- */
+
+/* The numbers of a "NSpid:"-like line: how many, at most @max. */
+static unsigned int parse_levels(const char *text, const char *key, pid_t *out,
+				 unsigned int max)
+{
+	const char *p = procfile_field(text, key);
+	unsigned int n = 0;
+	uint64_t v;
+
+	while (p && n < max && procfile_u64(&p, &v) == 0)
+		out[n++] = (pid_t)v;
+	return n;
+}
+
+/*
+ * A task @tid of @tgid that was just made: if it lives in a namespace
+ * below the daemon's, learn its numbers there (the deepest levels, its
+ * own namespace first among them) while it still lives.
+ */
+static void learn_task(struct listener *l, pid_t tgid, pid_t tid)
+{
+	pid_t nstgid[NS_LEVELS_MAX], nspid[NS_LEVELS_MAX];
+	struct exited_name names[EXITED_NAMES];
+	char path[96], link[64], *status = NULL;
+	unsigned int levels, k, n = 1;
+	int fd = -1, parent;
+	struct stat st;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/pid", tgid, tid);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0)
+		return;
+	link[len] = '\0';
+	if (strtoull(link + strcspn(link, "[") + 1, NULL, 10) == l->own_ns) {
+		exited_learned(l->x, tid, names); /* forget a stale one */
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tgid, tid);
+	if (procfile_read_alloc(path, 2048, &status) < 0)
+		return;
+	levels = parse_levels(status, "NSpid:", nspid, NS_LEVELS_MAX);
+	if (levels < 2 ||
+	    parse_levels(status, "NStgid:", nstgid, NS_LEVELS_MAX) != levels)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/pid", tgid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	names[0].ns = l->own_ns;
+	names[0].tgid = nstgid[0];
+	names[0].tid = nspid[0];
+	/* From the task's own namespace up, as far as the names go. */
+	for (k = levels - 1; k >= 1 && n < EXITED_NAMES && fd >= 0; k--) {
+		if (fstat(fd, &st) < 0)
+			break;
+		names[n].ns = st.st_ino;
+		names[n].tgid = nstgid[k];
+		names[n].tid = nspid[k];
+		n++;
+		if (k == 1)
+			break;
+		parent = ioctl(fd, NS_GET_PARENT);
+		close(fd);
+		fd = parent;
+	}
+	if (n > 1)
+		exited_learn(l->x, tid, names, n);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(status);
+}
+
+static void handle_connector(struct listener *l, const struct nlmsghdr *nlh)
+{
+	const struct cn_msg *msg = mnl_nlmsg_get_payload(nlh);
+	const struct proc_event *ev;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*msg) + sizeof(*ev) ||
+	    msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
+		return;
+	ev = (const struct proc_event *)msg->data;
+	if (ev->what == PROC_EVENT_FORK)
+		learn_task(l, ev->event_data.fork.child_tgid,
+			   ev->event_data.fork.child_pid);
+}
+
+/* ---- the thread ----------------------------------------------------- */
+
+static void note_lost(struct listener *l)
+{
+	time_t now = time(NULL);
+
+	__atomic_add_fetch(&l->lost, 1, __ATOMIC_RELAXED);
+	if (now - l->lost_logged >= LOST_LOG_EVERY_S) {
+		l->lost_logged = now;
+		l->log(LOG_WARNING,
+		       "exit records lost: the receive buffer overran (%llu "
+		       "times so far); those tasks are not retained",
+		       __atomic_load_n(&l->lost, __ATOMIC_RELAXED));
+	}
+}
+
+/* Read what @sock holds now; false when the socket failed for good. */
+static bool drain(struct listener *l, struct mnl_socket *sock, bool exits)
+{
+	const struct nlmsghdr *nlh;
+	ssize_t len;
+	int state, left;
+
+	for (;;) {
+		len = recv(mnl_socket_get_fd(sock), l->buf, sizeof(l->buf),
+			   MSG_DONTWAIT);
+		if (len < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return true;
+			if (errno == ENOBUFS) {
+				note_lost(l);
+				continue;
+			}
+			return false;
+		}
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+		left = (int)len;
+		for (nlh = (const struct nlmsghdr *)l->buf;
+		     mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (exits && nlh->nlmsg_type == l->family)
+				handle_exit(l, nlh);
+			else if (!exits && nlh->nlmsg_type == NLMSG_DONE)
+				handle_connector(l, nlh);
+		}
+		pthread_setcancelstate(state, NULL);
+	}
+}
+
+static void *listen_thread(void *arg)
+{
+	struct listener *l = arg;
+	struct pollfd pfd[2];
+	nfds_t n = 1;
+
+	pfd[0].fd = mnl_socket_get_fd(l->ts);
+	pfd[0].events = POLLIN;
+	if (l->cn) {
+		pfd[1].fd = mnl_socket_get_fd(l->cn);
+		pfd[1].events = POLLIN;
+		n = 2;
+	}
+	for (;;) {
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if ((pfd[0].revents & (POLLIN | POLLERR)) &&
+		    !drain(l, l->ts, true))
+			break;
+		if (n == 2 && (pfd[1].revents & (POLLIN | POLLERR)) &&
+		    !drain(l, l->cn, false)) {
+			n = 1; /* names no more; exits still */
+		}
+	}
+	l->log(LOG_ERR, "the exit records stopped: %s", strerror(errno));
+	return NULL;
+}
+
+/* ---- setting up ----------------------------------------------------- */
+
+static int family_attr(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID &&
+	    mnl_attr_validate(a, MNL_TYPE_U16) == 0)
+		*(uint16_t *)data = mnl_attr_get_u16(a);
+	return MNL_CB_OK;
+}
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	mnl_attr_parse(nlh, GENL_HDRLEN, family_attr, data);
+	return MNL_CB_OK;
+}
+
+/* Send @nlh on @sock and wait for its answer; 0 or -errno. */
+static int request(struct listener *l, struct mnl_socket *sock,
+		   struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	unsigned int seq = nlh->nlmsg_seq, port = mnl_socket_get_portid(sock);
+	ssize_t len;
+	int ret;
+
+	if (mnl_socket_sendto(sock, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		len = mnl_socket_recvfrom(sock, l->buf, sizeof(l->buf));
+		if (len < 0)
+			return -errno;
+		ret = mnl_cb_run(l->buf, (size_t)len, seq, port, cb, data);
+	} while (ret > 0);
+	return ret < 0 ? -errno : 0;
+}
+
+static struct nlmsghdr *genl_message(char *buf, uint16_t type, uint8_t cmd,
+				     unsigned int seq)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = TASKSTATS_GENL_VERSION;
+	return nlh;
+}
+
+static int open_taskstats(struct listener *l, char *err, size_t errlen)
+{
+	char cpus[256], msg[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int ret, size = RCVBUF_BYTES;
+
+	l->ts = mnl_socket_open(NETLINK_GENERIC);
+	if (!l->ts || mnl_socket_bind(l->ts, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "generic netlink: %s", strerror(-ret));
+		return ret;
+	}
+	nlh = genl_message(msg, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME);
+	ret = request(l, l->ts, nlh, family_cb, &l->family);
+	if (ret < 0 || !l->family) {
+		snprintf(err, errlen, "no taskstats in this kernel: %s",
+			 strerror(ret < 0 ? -ret : ENOENT));
+		return ret < 0 ? ret : -ENOENT;
+	}
+	if (setsockopt(mnl_socket_get_fd(l->ts), SOL_SOCKET, SO_RCVBUFFORCE,
+		       &size, sizeof(size)) < 0)
+		setsockopt(mnl_socket_get_fd(l->ts), SOL_SOCKET, SO_RCVBUF,
+			   &size, sizeof(size));
+	/* Every possible CPU, so that one brought online later is heard. */
+	ret = procfile_read("/sys/devices/system/cpu/possible", cpus,
+			    sizeof(cpus));
+	if (ret <= 0) {
+		snprintf(err, errlen, "/sys/devices/system/cpu/possible: %s",
+			 strerror(ret < 0 ? -ret : EIO));
+		return ret < 0 ? ret : -EIO;
+	}
+	cpus[strcspn(cpus, "\n")] = '\0';
+	nlh = genl_message(msg, l->family, TASKSTATS_CMD_GET, 2);
+	mnl_attr_put_strz(nlh, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, cpus);
+	ret = request(l, l->ts, nlh, NULL, NULL);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "cannot listen to taskstats exit records: %s%s",
+			 strerror(-ret),
+			 ret == -EPERM	? " (needs CAP_NET_ADMIN)" :
+			 ret == -EINVAL ? " (needs the initial PID namespace)" :
+					  "");
+		return ret;
+	}
+	return 0;
+}
+
+static int open_connector(struct listener *l)
+{
+	char msg[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct cn_msg *cn;
+	enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
+
+	l->cn = mnl_socket_open(NETLINK_CONNECTOR);
+	if (!l->cn || mnl_socket_bind(l->cn, CN_IDX_PROC, getpid()) < 0)
+		return -errno;
+	nlh = mnl_nlmsg_put_header(msg);
+	nlh->nlmsg_type = NLMSG_DONE;
+	cn = mnl_nlmsg_put_extra_header(nlh, sizeof(*cn) + sizeof(op));
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
+	cn->len = sizeof(op);
+	memcpy(cn->data, &op, sizeof(op));
+	if (mnl_socket_sendto(l->cn, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	return 0;
+}
+
+int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
+		   listener_log_fn log, struct listener **out, char *err,
+		   size_t errlen)
+{
+	struct listener *l;
+	int ret;
+
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	l->e = e;
+	l->x = x;
+	l->own_ns = own_ns;
+	l->log = log;
+	ret = open_taskstats(l, err, errlen);
+	if (ret < 0)
+		goto fail;
+	ret = open_connector(l);
+	if (ret < 0) {
+		log(LOG_WARNING,
+		    "no proc connector (%s): exited tasks keep only the "
+		    "daemon's numbers",
+		    strerror(-ret));
+		if (l->cn)
+			mnl_socket_close(l->cn);
+		l->cn = NULL;
+	}
+	ret = -pthread_create(&l->thread, NULL, listen_thread, l);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot start the listener: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	l->running = true;
+	*out = l;
+	return 0;
+fail:
+	listener_stop(l);
+	return ret;
+}
+
+void listener_stop(struct listener *l)
+{
+	if (!l)
+		return;
+	if (l->running) {
+		pthread_cancel(l->thread);
+		pthread_join(l->thread, NULL);
+	}
+	if (l->cn)
+		mnl_socket_close(l->cn);
+	if (l->ts)
+		mnl_socket_close(l->ts);
+	free(l);
+}
+
+unsigned long long listener_lost(const struct listener *l)
+{
+	return __atomic_load_n(&l->lost, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,69 @@
+/*
+ * listener: the kernel's word on tasks that exit, into the table of
+ * exited tasks (exited.h).
+ *
+ * A thread of the daemon reads the taskstats exit records of every
+ * possible CPU (generic netlink family TASKSTATS, registered with
+ * TASKSTATS_CMD_ATTR_REGISTER_CPUMASK): a record per exiting thread,
+ * and one for the whole thread group when the last thread of a process
+ * that had several exits. It also reads the proc connector's fork
+ * records, to learn, while a task lives, the numbers it has in PID
+ * namespaces below the daemon's: an exit record carries only the
+ * initial namespace's. Records are decoded with libmnl.
+ *
+ * Listening needs CAP_NET_ADMIN and a daemon in the initial user and
+ * PID namespaces. A receive buffer overrun (ENOBUFS) loses records: it
+ * is counted, logged at most once a minute, and never fatal.
+ */
+#ifndef TIMINGFS_LISTENER_H
+#define TIMINGFS_LISTENER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "exited.h"
+
+struct listener;
+
+typedef void (*listener_log_fn)(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * listener_start - register for the exit records and start the thread
+ * that files them into @x, with @e's start times and @own_ns (the
+ * daemon's PID namespace, the one whose numbers the records carry).
+ * Call it after the daemon has forked into the background. 0 and *@out,
+ * or -errno with one line in @err (-EPERM without CAP_NET_ADMIN).
+ */
+int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
+		   listener_log_fn log, struct listener **out, char *err,
+		   size_t errlen);
+
+/* listener_stop - stop the thread and close the sockets; NULL is allowed. */
+void listener_stop(struct listener *l);
+
+/* listener_lost - the receive buffer overruns met so far. */
+unsigned long long listener_lost(const struct listener *l);
+
+/* The fields of a taskstats record that timingfs uses. */
+struct taskstats_fields {
+	unsigned int version;
+	unsigned int flag; /* ac_flag: AGROUP for a process's last thread */
+	uint32_t uid, gid, pid, tgid;
+	uint64_t run_ns; /* cpu_run_virtual_total */
+	uint64_t etime_us, utime_us, stime_us;
+};
+
+/*
+ * listener_parse_stats - the fields of one struct taskstats of @len
+ * bytes at @p, laid out as @version says (0: as its own version field
+ * says; a thread group's record may leave that 0). Versions 12 and
+ * later, where records carry their tgid; version 15's layout, which
+ * inserted fields in the middle, included. 0, or -EIO for a record too
+ * short or too old.
+ */
+int listener_parse_stats(const void *p, size_t len, unsigned int version,
+			 struct taskstats_fields *f);
+
+#endif
