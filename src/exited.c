@@ -28,8 +28,7 @@ struct record {
 
 struct learned {
 	pid_t tid; /* 0: empty */
-	unsigned int n;
-	struct exited_name name[EXITED_NAMES];
+	struct exited_birth birth;
 };
 
 struct exited {
@@ -294,32 +293,29 @@ void exited_counts(struct exited *x, uint64_t now, struct exited_counts *c)
 	pthread_mutex_unlock(&x->lock);
 }
 
-void exited_learn(struct exited *x, pid_t tid, const struct exited_name *names,
-		  unsigned int n)
+void exited_learn(struct exited *x, pid_t tid, const struct exited_birth *b)
 {
 	struct learned *l = &x->learned[(uint32_t)tid % LEARNED_SLOTS];
 
-	if (n > EXITED_NAMES)
-		n = EXITED_NAMES;
+	if (!tid || !b->nnames || b->nnames > EXITED_NAMES)
+		return;
 	pthread_mutex_lock(&x->lock);
 	l->tid = tid;
-	l->n = n;
-	memcpy(l->name, names, n * sizeof(*names));
+	l->birth = *b;
 	pthread_mutex_unlock(&x->lock);
 }
 
-unsigned int exited_learned(struct exited *x, pid_t tid,
-			    struct exited_name *names)
+int exited_learned(struct exited *x, pid_t tid, struct exited_birth *b)
 {
 	struct learned *l = &x->learned[(uint32_t)tid % LEARNED_SLOTS];
-	unsigned int n = 0;
+	int ret = -ENOENT;
 
 	pthread_mutex_lock(&x->lock);
 	if (l->tid == tid && tid) {
-		n = l->n;
-		memcpy(names, l->name, n * sizeof(*names));
+		*b = l->birth;
 		l->tid = 0;
+		ret = 0;
 	}
 	pthread_mutex_unlock(&x->lock);
-	return n;
+	return ret;
 }

@@ -11,9 +11,9 @@
  * its numbers in the daemon's PID namespace and in each namespace below
  * it that the listener learned while the task lived.
  *
- * The table also holds those names of live tasks, learned when they are
- * made, until they exit: a fixed number of slots, direct-mapped by
- * thread id.
+ * The table also holds what was learned of live tasks when they were
+ * made (their names, the instant) until they exit: a fixed number of
+ * slots, direct-mapped by thread id.
  *
  * Memory is reserved once, at exited_new(), and touched as the table
  * fills; nothing grows afterwards. Thread safe: one lock, held briefly.
@@ -99,19 +99,23 @@ struct exited_counts {
 /* exited_counts - the counts at @now. */
 void exited_counts(struct exited *x, uint64_t now, struct exited_counts *c);
 
-/*
- * exited_learn - remember the names of live thread @tid (@names[0] is
- * the daemon's), for its record when it exits; replaces what was known
- * of @tid. @n is at most EXITED_NAMES.
- */
-void exited_learn(struct exited *x, pid_t tid, const struct exited_name *names,
-		  unsigned int n);
+/* What is learned of a task when it is made. */
+struct exited_birth {
+	uint64_t fork_ns; /* CLOCK_MONOTONIC, just after it was made */
+	unsigned int nnames; /* 1..EXITED_NAMES: name[0] is the daemon's */
+	struct exited_name name[EXITED_NAMES];
+};
 
 /*
- * exited_learned - the names remembered of thread @tid, at most
- * EXITED_NAMES into @names, and forget them: the number given, or 0.
+ * exited_learn - remember @b of live thread @tid until it exits; it
+ * replaces what was known of @tid.
  */
-unsigned int exited_learned(struct exited *x, pid_t tid,
-			    struct exited_name *names);
+void exited_learn(struct exited *x, pid_t tid, const struct exited_birth *b);
+
+/*
+ * exited_learned - what was remembered of thread @tid, into *@b, and
+ * forget it: 0, or -ENOENT.
+ */
+int exited_learned(struct exited *x, pid_t tid, struct exited_birth *b);
 
 #endif

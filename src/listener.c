@@ -34,6 +34,7 @@
 #define LOST_LOG_EVERY_S 60
 #define AGROUP_FLAG 0x20 /* linux/acct.h: the last task of its process */
 #define NS_LEVELS_MAX 32 /* the kernel's MAX_PID_NS_LEVEL */
+#define BATCH_NS 2000000 /* 2 ms: a burst's records read together */
 
 struct listener {
 	struct engine *e;
@@ -45,6 +46,7 @@ struct listener {
 	uint16_t family;
 	bool running;
 	pthread_t thread;
+	pthread_mutex_t lock; /* the sockets' reading, and buf */
 	unsigned long long lost; /* read racily by listener_lost() */
 	time_t lost_logged;
 	char buf[1 << 16] __attribute__((aligned(8)));
@@ -125,33 +127,56 @@ struct clocks {
 	uint64_t real, boot, mono;
 };
 
-/* The start, on CLOCK_BOOTTIME, of a task @etime_us old at @c. */
-static uint64_t start_boot(const struct clocks *c, uint64_t etime_us)
-{
-	uint64_t age = etime_us * NSEC_PER_USEC;
+/*
+ * When a thread exited and started, from its record and what was
+ * learned when it was made: the record says how long it lived (ac_etime,
+ * from its start to the moment the record was made, in its last act of
+ * exiting), and its fork record when it started, so that the exit
+ * instant is the kernel's, not the moment this thread got to read it.
+ * Without a fork record (a task older than the daemon, or one whose
+ * record was lost), the exit is taken as now.
+ */
+struct lifetime {
+	uint64_t exit_real; /* CLOCK_REALTIME */
+	uint64_t start_boot; /* CLOCK_BOOTTIME */
+};
 
-	return age < c->boot ? c->boot - age : 0;
+static void lifetime_of(const struct clocks *c, uint64_t etime_us,
+			const struct exited_birth *b, struct lifetime *life)
+{
+	uint64_t age = etime_us * NSEC_PER_USEC, exit_mono;
+
+	life->exit_real = c->real;
+	life->start_boot = age < c->boot ? c->boot - age : 0;
+	if (!b || !b->fork_ns || b->fork_ns > c->mono)
+		return;
+	exit_mono = b->fork_ns + age;
+	life->start_boot = b->fork_ns + (c->boot - c->mono);
+	if (exit_mono <= c->mono)
+		life->exit_real = c->real - (c->mono - exit_mono);
 }
 
-/* The names of a thread: those learned while it lived, or the daemon's. */
-static unsigned int thread_names(struct listener *l, pid_t tgid, pid_t tid,
-				 struct exited_name *names)
+/* What was learned of thread @tid of @tgid when it was made, if any. */
+static const struct exited_birth *birth_of(struct listener *l, pid_t tgid,
+					   pid_t tid, struct exited_birth *b)
 {
-	unsigned int n = exited_learned(l->x, tid, names);
-
-	if (n && names[0].tgid == tgid && names[0].tid == tid)
-		return n;
-	names[0].ns = l->own_ns;
-	names[0].tgid = tgid;
-	names[0].tid = tid;
-	return 1;
+	if (exited_learned(l->x, tid, b) < 0 || b->name[0].tgid != tgid ||
+	    b->name[0].tid != tid)
+		return NULL;
+	return b;
 }
 
 static void file_thread(struct listener *l, const struct taskstats_fields *f,
-			bool whole, const struct clocks *c)
+			bool whole, const struct clocks *c,
+			struct lifetime *life)
 {
+	pid_t tgid = (pid_t)f->tgid, tid = (pid_t)f->pid;
+	const struct exited_birth *birth;
+	struct exited_birth b;
 	struct exited_task t;
 
+	birth = birth_of(l, tgid, tid, &b);
+	lifetime_of(c, f->etime_us, birth, life);
 	memset(&t, 0, sizeof(t));
 	t.flags = EXITED_THREAD | (whole ? EXITED_PROCESS : 0);
 	t.uid = f->uid;
@@ -159,10 +184,17 @@ static void file_thread(struct listener *l, const struct taskstats_fields *f,
 	t.cpu_ns = f->run_ns;
 	t.utime_us = f->utime_us;
 	t.stime_us = f->stime_us;
-	t.start_ticks = engine_exit_start_ticks(l->e, (pid_t)f->pid,
-						start_boot(c, f->etime_us));
-	t.exit_ns = c->real;
-	t.nnames = thread_names(l, (pid_t)f->tgid, (pid_t)f->pid, t.name);
+	t.start_ticks = engine_exit_start_ticks(l->e, tid, life->start_boot);
+	t.exit_ns = life->exit_real;
+	if (birth) {
+		t.nnames = birth->nnames;
+		memcpy(t.name, birth->name, sizeof(t.name));
+	} else {
+		t.nnames = 1;
+		t.name[0].tgid = tgid;
+		t.name[0].tid = tid;
+	}
+	t.name[0].ns = l->own_ns;
 	exited_add(l->x, &t, c->mono);
 }
 
@@ -190,7 +222,7 @@ static int sum_thread(void *ctx, const struct exited_task *t,
 static void file_process(struct listener *l,
 			 const struct taskstats_fields *last,
 			 const struct taskstats_fields *group,
-			 const struct clocks *c)
+			 const struct clocks *c, const struct lifetime *life)
 {
 	pid_t tgid = (pid_t)last->tgid;
 	struct exited_task t, leader;
@@ -209,16 +241,20 @@ static void file_process(struct listener *l,
 		t.utime_us = s.utime;
 		t.stime_us = s.stime;
 	}
-	t.exit_ns = c->real;
+	t.exit_ns = life->exit_real;
 	if (exited_find(l->x, l->own_ns, tgid, tgid, c->mono, &leader) == 0) {
 		t.start_ticks = leader.start_ticks;
 		t.nnames = leader.nnames;
 		memcpy(t.name, leader.name, sizeof(t.name));
 	} else {
-		t.start_ticks = engine_exit_start_ticks(
-			l->e, tgid,
-			start_boot(c, group->etime_us ? group->etime_us :
-							last->etime_us));
+		/* Its main thread's record was lost: its start, roughly. */
+		struct lifetime own;
+
+		lifetime_of(c,
+			    group->etime_us ? group->etime_us : last->etime_us,
+			    NULL, &own);
+		t.start_ticks =
+			engine_exit_start_ticks(l->e, tgid, own.start_boot);
 		t.nnames = 1;
 		t.name[0].ns = l->own_ns;
 		t.name[0].tgid = tgid;
@@ -274,6 +310,7 @@ static int exit_top_attr(const struct nlattr *a, void *data)
 static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
 {
 	struct taskstats_fields thread, group;
+	struct lifetime life;
 	struct exit_msg m;
 	struct clocks c;
 	bool whole;
@@ -289,11 +326,11 @@ static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
 	c.mono = now_ns(CLOCK_MONOTONIC);
 	/* A process that only ever had one thread gets no group record. */
 	whole = (thread.flag & AGROUP_FLAG) && !m.stats[1];
-	file_thread(l, &thread, whole, &c);
+	file_thread(l, &thread, whole, &c, &life);
 	if (m.stats[1] && m.id[1] == thread.tgid &&
 	    listener_parse_stats(m.stats[1], m.len[1], thread.version,
 				 &group) == 0)
-		file_process(l, &thread, &group, &c);
+		file_process(l, &thread, &group, &c, &life);
 }
 
 /* ---- names in PID namespaces ---------------------------------------- */
@@ -311,59 +348,60 @@ static unsigned int parse_levels(const char *text, const char *key, pid_t *out,
 	return n;
 }
 
+static const char *path_ns(char *path, size_t size, pid_t tgid, pid_t tid)
+{
+	snprintf(path, size, "/proc/%d/task/%d/ns/pid", tgid, tid);
+	return path;
+}
+
 /*
- * A task @tid of @tgid that was just made: if it lives in a namespace
- * below the daemon's, learn its numbers there (the deepest levels, its
- * own namespace first among them) while it still lives.
+ * A task @tid of @tgid that was just made, at @fork_ns: remember when,
+ * and, if it lives in a namespace below the daemon's, its numbers
+ * there (the deepest levels, its own namespace first) while it lives.
  */
-static void learn_task(struct listener *l, pid_t tgid, pid_t tid)
+static void learn_task(struct listener *l, pid_t tgid, pid_t tid,
+		       uint64_t fork_ns)
 {
 	pid_t nstgid[NS_LEVELS_MAX], nspid[NS_LEVELS_MAX];
-	struct exited_name names[EXITED_NAMES];
+	struct exited_birth b = { fork_ns, 1, { { l->own_ns, tgid, tid } } };
 	char path[96], link[64], *status = NULL;
-	unsigned int levels, k, n = 1;
+	unsigned int levels, k;
 	int fd = -1, parent;
 	struct stat st;
 	ssize_t len;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/pid", tgid, tid);
-	len = readlink(path, link, sizeof(link) - 1);
+	len = readlink(path_ns(path, sizeof(path), tgid, tid), link,
+		       sizeof(link) - 1);
 	if (len <= 0)
-		return;
+		goto out; /* gone already: the instant alone */
 	link[len] = '\0';
-	if (strtoull(link + strcspn(link, "[") + 1, NULL, 10) == l->own_ns) {
-		exited_learned(l->x, tid, names); /* forget a stale one */
-		return;
-	}
+	if (strtoull(link + strcspn(link, "[") + 1, NULL, 10) == l->own_ns)
+		goto out;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tgid, tid);
 	if (procfile_read_alloc(path, 2048, &status) < 0)
-		return;
+		goto out;
 	levels = parse_levels(status, "NSpid:", nspid, NS_LEVELS_MAX);
 	if (levels < 2 ||
-	    parse_levels(status, "NStgid:", nstgid, NS_LEVELS_MAX) != levels)
+	    parse_levels(status, "NStgid:", nstgid, NS_LEVELS_MAX) != levels ||
+	    nspid[0] != tid || nstgid[0] != tgid)
 		goto out;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/pid", tgid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	names[0].ns = l->own_ns;
-	names[0].tgid = nstgid[0];
-	names[0].tid = nspid[0];
-	/* From the task's own namespace up, as far as the names go. */
-	for (k = levels - 1; k >= 1 && n < EXITED_NAMES && fd >= 0; k--) {
+	fd = open(path_ns(path, sizeof(path), tgid, tid), O_RDONLY | O_CLOEXEC);
+	for (k = levels - 1; k >= 1 && b.nnames < EXITED_NAMES && fd >= 0;
+	     k--) {
 		if (fstat(fd, &st) < 0)
 			break;
-		names[n].ns = st.st_ino;
-		names[n].tgid = nstgid[k];
-		names[n].tid = nspid[k];
-		n++;
+		b.name[b.nnames].ns = st.st_ino;
+		b.name[b.nnames].tgid = nstgid[k];
+		b.name[b.nnames].tid = nspid[k];
+		b.nnames++;
 		if (k == 1)
 			break;
 		parent = ioctl(fd, NS_GET_PARENT);
 		close(fd);
 		fd = parent;
 	}
-	if (n > 1)
-		exited_learn(l->x, tid, names, n);
 out:
+	exited_learn(l->x, tid, &b);
 	if (fd >= 0)
 		close(fd);
 	free(status);
@@ -380,7 +418,7 @@ static void handle_connector(struct listener *l, const struct nlmsghdr *nlh)
 	ev = (const struct proc_event *)msg->data;
 	if (ev->what == PROC_EVENT_FORK)
 		learn_task(l, ev->event_data.fork.child_tgid,
-			   ev->event_data.fork.child_pid);
+			   ev->event_data.fork.child_pid, ev->timestamp_ns);
 }
 
 /* ---- the thread ----------------------------------------------------- */
@@ -399,12 +437,16 @@ static void note_lost(struct listener *l)
 	}
 }
 
-/* Read what @sock holds now; false when the socket failed for good. */
-static bool drain(struct listener *l, struct mnl_socket *sock, bool exits)
+/*
+ * Read what @sock holds now, @count'ing the messages; false when the
+ * socket failed for good. Under l->lock, which guards the buffer.
+ */
+static bool drain(struct listener *l, struct mnl_socket *sock, bool exits,
+		  unsigned int *count)
 {
 	const struct nlmsghdr *nlh;
 	ssize_t len;
-	int state, left;
+	int left;
 
 	for (;;) {
 		len = recv(mnl_socket_get_fd(sock), l->buf, sizeof(l->buf),
@@ -418,7 +460,6 @@ static bool drain(struct listener *l, struct mnl_socket *sock, bool exits)
 			}
 			return false;
 		}
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 		left = (int)len;
 		for (nlh = (const struct nlmsghdr *)l->buf;
 		     mnl_nlmsg_ok(nlh, left);
@@ -427,37 +468,82 @@ static bool drain(struct listener *l, struct mnl_socket *sock, bool exits)
 				handle_exit(l, nlh);
 			else if (!exits && nlh->nlmsg_type == NLMSG_DONE)
 				handle_connector(l, nlh);
+			(*count)++;
 		}
-		pthread_setcancelstate(state, NULL);
 	}
+}
+
+/*
+ * Everything queued now, fork records first: a task's fork record was
+ * queued before its exit record, and its exit record before its parent
+ * could learn that it exited.
+ */
+static bool drain_all(struct listener *l, unsigned int *count)
+{
+	bool ok = true;
+	int state;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	pthread_mutex_lock(&l->lock);
+	if (l->cn && !drain(l, l->cn, false, count)) {
+		l->log(LOG_WARNING, "the fork records stopped: %s",
+		       strerror(errno));
+		mnl_socket_close(l->cn);
+		l->cn = NULL;
+	}
+	if (!drain(l, l->ts, true, count))
+		ok = false;
+	pthread_mutex_unlock(&l->lock);
+	pthread_setcancelstate(state, NULL);
+	return ok;
+}
+
+void listener_sync(struct listener *l)
+{
+	unsigned int count = 0;
+
+	drain_all(l, &count);
+}
+
+static uint64_t mono_ns(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
 }
 
 static void *listen_thread(void *arg)
 {
 	struct listener *l = arg;
+	uint64_t last = 0, now;
 	struct pollfd pfd[2];
-	nfds_t n = 1;
+	unsigned int count;
 
 	pfd[0].fd = mnl_socket_get_fd(l->ts);
 	pfd[0].events = POLLIN;
-	if (l->cn) {
-		pfd[1].fd = mnl_socket_get_fd(l->cn);
-		pfd[1].events = POLLIN;
-		n = 2;
-	}
+	pfd[1].fd = l->cn ? mnl_socket_get_fd(l->cn) : -1;
+	pfd[1].events = POLLIN;
 	for (;;) {
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if ((pfd[0].revents & (POLLIN | POLLERR)) &&
-		    !drain(l, l->ts, true))
+		/*
+		 * Woken again soon after the last time: a burst of tasks.
+		 * Let its records gather for a moment rather than wake for
+		 * each (a wake-up costs more than a record here). Their
+		 * instants are the kernel's, and a reader who misses a
+		 * task syncs first; a lone task is read at once, while its
+		 * names can still be learned.
+		 */
+		now = mono_ns();
+		if (now - last < BATCH_NS)
+			nanosleep(&(struct timespec){ 0, BATCH_NS }, NULL);
+		last = now;
+		count = 0;
+		if (!drain_all(l, &count))
 			break;
-		if (n == 2 && (pfd[1].revents & (POLLIN | POLLERR)) &&
-		    !drain(l, l->cn, false)) {
-			n = 1; /* names no more; exits still */
-		}
+		if (!l->cn)
+			pfd[1].fd = -1;
 	}
 	l->log(LOG_ERR, "the exit records stopped: %s", strerror(errno));
 	return NULL;
@@ -513,11 +599,20 @@ static struct nlmsghdr *genl_message(char *buf, uint16_t type, uint8_t cmd,
 	return nlh;
 }
 
+/* Room for a burst of records: beyond rmem_max where the daemon may. */
+static void large_buffer(struct mnl_socket *sock)
+{
+	int size = RCVBUF_BYTES, fd = mnl_socket_get_fd(sock);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+}
+
 static int open_taskstats(struct listener *l, char *err, size_t errlen)
 {
 	char cpus[256], msg[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
-	int ret, size = RCVBUF_BYTES;
+	int ret;
 
 	l->ts = mnl_socket_open(NETLINK_GENERIC);
 	if (!l->ts || mnl_socket_bind(l->ts, 0, MNL_SOCKET_AUTOPID) < 0) {
@@ -533,10 +628,7 @@ static int open_taskstats(struct listener *l, char *err, size_t errlen)
 			 strerror(ret < 0 ? -ret : ENOENT));
 		return ret < 0 ? ret : -ENOENT;
 	}
-	if (setsockopt(mnl_socket_get_fd(l->ts), SOL_SOCKET, SO_RCVBUFFORCE,
-		       &size, sizeof(size)) < 0)
-		setsockopt(mnl_socket_get_fd(l->ts), SOL_SOCKET, SO_RCVBUF,
-			   &size, sizeof(size));
+	large_buffer(l->ts);
 	/* Every possible CPU, so that one brought online later is heard. */
 	ret = procfile_read("/sys/devices/system/cpu/possible", cpus,
 			    sizeof(cpus));
@@ -561,23 +653,35 @@ static int open_taskstats(struct listener *l, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * What a listener of the proc connector asks for. Since Linux 6.6 the
+ * message may name the one kind of event wanted (the kernel's struct
+ * proc_input): fork records alone, here. Older kernels read the first
+ * field only and send every kind, the others being ignored here.
+ */
+struct proc_listen {
+	uint32_t op; /* enum proc_cn_mcast_op */
+	uint32_t event_type; /* enum proc_cn_event: PROC_EVENT_FORK */
+};
+
 static int open_connector(struct listener *l)
 {
 	char msg[MNL_SOCKET_BUFFER_SIZE];
+	struct proc_listen listen = { PROC_CN_MCAST_LISTEN, PROC_EVENT_FORK };
 	struct nlmsghdr *nlh;
 	struct cn_msg *cn;
-	enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
 
 	l->cn = mnl_socket_open(NETLINK_CONNECTOR);
 	if (!l->cn || mnl_socket_bind(l->cn, CN_IDX_PROC, getpid()) < 0)
 		return -errno;
+	large_buffer(l->cn);
 	nlh = mnl_nlmsg_put_header(msg);
 	nlh->nlmsg_type = NLMSG_DONE;
-	cn = mnl_nlmsg_put_extra_header(nlh, sizeof(*cn) + sizeof(op));
+	cn = mnl_nlmsg_put_extra_header(nlh, sizeof(*cn) + sizeof(listen));
 	cn->id.idx = CN_IDX_PROC;
 	cn->id.val = CN_VAL_PROC;
-	cn->len = sizeof(op);
-	memcpy(cn->data, &op, sizeof(op));
+	cn->len = sizeof(listen);
+	memcpy(cn->data, &listen, sizeof(listen));
 	if (mnl_socket_sendto(l->cn, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	return 0;
@@ -595,6 +699,7 @@ int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&l->lock, NULL);
 	l->e = e;
 	l->x = x;
 	l->own_ns = own_ns;
@@ -638,6 +743,7 @@ void listener_stop(struct listener *l)
 		mnl_socket_close(l->cn);
 	if (l->ts)
 		mnl_socket_close(l->ts);
+	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
 

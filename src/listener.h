@@ -43,6 +43,14 @@ int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
 /* listener_stop - stop the thread and close the sockets; NULL is allowed. */
 void listener_stop(struct listener *l);
 
+/*
+ * listener_sync - file every record the kernel has queued by now, before
+ * telling a reader that a task does not exist: a task's exit record is
+ * queued before its parent can learn that it exited, so a script that
+ * reads a task right after waiting for it finds it kept.
+ */
+void listener_sync(struct listener *l);
+
 /* listener_lost - the receive buffer overruns met so far. */
 unsigned long long listener_lost(const struct listener *l);
 

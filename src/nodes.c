@@ -26,13 +26,18 @@ static int exited_lookup(struct request *r, pid_t vpid, pid_t vtid,
 			 struct exited_task *x)
 {
 	struct exited *table = r->env->exited;
+	uint64_t ns = r->view->ns_ino;
 
-	if (!table || r->view->nowhere ||
-	    exited_find(table, r->view->ns_ino, vpid, vtid, mono_now(), x) <
-		    0 ||
-	    !view_shows_owner(r->view, x->uid))
+	if (!table || r->view->nowhere)
 		return -ENOENT;
-	return 0;
+	if (exited_find(table, ns, vpid, vtid, mono_now(), x) < 0) {
+		if (!r->env->listener)
+			return -ENOENT;
+		listener_sync(r->env->listener); /* it may have just exited */
+		if (exited_find(table, ns, vpid, vtid, mono_now(), x) < 0)
+			return -ENOENT;
+	}
+	return view_shows_owner(r->view, x->uid) ? 0 : -ENOENT;
 }
 
 /* When process @vpid of @r's view was made: alive, or kept. */

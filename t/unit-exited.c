@@ -139,7 +139,10 @@ static void test_names(void)
 		{ OWN, 5000, 5001 },
 		{ BOX, 7, 8 },
 	};
-	struct exited_name got[EXITED_NAMES];
+	struct exited_birth b = { 42,
+				  2,
+				  { { OWN, 5000, 5001 }, { BOX, 7, 8 } } };
+	struct exited_birth got;
 	struct name_check nc = { BOX, 7, 8, 0 };
 	struct exited_task t, rec;
 	struct exited *x;
@@ -148,16 +151,22 @@ static void test_names(void)
 		check(false, "a table of 100");
 		return;
 	}
-	exited_learn(x, 5001, names, 2);
-	check_int(exited_learned(x, 4999, got), 0, "nothing learned of 4999");
-	check(exited_learned(x, 5001, got) == 2 && got[1].ns == BOX &&
-		      got[1].tgid == 7 && got[1].tid == 8,
-	      "the names learned of 5001");
-	check_int(exited_learned(x, 5001, got), 0, "are given once");
-	exited_learn(x, 5001 + 16384, names, 2);
-	exited_learn(x, 5001, names, 1);
-	check_int(exited_learned(x, 5001 + 16384, got), 0,
+	exited_learn(x, 5001, &b);
+	check_int(exited_learned(x, 4999, &got), -ENOENT,
+		  "nothing learned of 4999");
+	check(exited_learned(x, 5001, &got) == 0 && got.fork_ns == 42 &&
+		      got.nnames == 2 && got.name[1].ns == BOX &&
+		      got.name[1].tgid == 7 && got.name[1].tid == 8,
+	      "what was learned of 5001");
+	check_int(exited_learned(x, 5001, &got), -ENOENT, "is given once");
+	exited_learn(x, 5001 + 16384, &b);
+	exited_learn(x, 5001, &b);
+	check_int(exited_learned(x, 5001 + 16384, &got), -ENOENT,
 		  "a slot holds the thread learned last");
+	b.nnames = 0;
+	exited_learn(x, 6000, &b);
+	check_int(exited_learned(x, 6000, &got), -ENOENT,
+		  "a birth without a name is not kept");
 
 	t = task(EXITED_THREAD, 5000, 5001, 9);
 	t.nnames = 2;
