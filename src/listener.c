@@ -47,6 +47,8 @@ struct listener {
 	bool running;
 	pthread_t thread;
 	pthread_mutex_t lock; /* the sockets' reading, and buf */
+	bool cn_failed; /* the fork records stopped */
+	int stop[2]; /* a pipe: written to stop the thread */
 	unsigned long long lost; /* read racily by listener_lost() */
 	time_t lost_logged;
 	char buf[1 << 16] __attribute__((aligned(8)));
@@ -410,15 +412,16 @@ out:
 static void handle_connector(struct listener *l, const struct nlmsghdr *nlh)
 {
 	const struct cn_msg *msg = mnl_nlmsg_get_payload(nlh);
-	const struct proc_event *ev;
+	struct proc_event ev;
 
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*msg) + sizeof(*ev) ||
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*msg) + sizeof(ev) ||
 	    msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
 		return;
-	ev = (const struct proc_event *)msg->data;
-	if (ev->what == PROC_EVENT_FORK)
-		learn_task(l, ev->event_data.fork.child_tgid,
-			   ev->event_data.fork.child_pid, ev->timestamp_ns);
+	/* The event follows a 20-byte header: copied, to be aligned. */
+	memcpy(&ev, msg->data, sizeof(ev));
+	if (ev.what == PROC_EVENT_FORK)
+		learn_task(l, ev.event_data.fork.child_tgid,
+			   ev.event_data.fork.child_pid, ev.timestamp_ns);
 }
 
 /* ---- the thread ----------------------------------------------------- */
@@ -480,21 +483,16 @@ static bool drain(struct listener *l, struct mnl_socket *sock, bool exits,
  */
 static bool drain_all(struct listener *l, unsigned int *count)
 {
-	bool ok = true;
-	int state;
+	bool ok;
 
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	pthread_mutex_lock(&l->lock);
-	if (l->cn && !drain(l, l->cn, false, count)) {
+	if (l->cn && !l->cn_failed && !drain(l, l->cn, false, count)) {
 		l->log(LOG_WARNING, "the fork records stopped: %s",
 		       strerror(errno));
-		mnl_socket_close(l->cn);
-		l->cn = NULL;
+		l->cn_failed = true;
 	}
-	if (!drain(l, l->ts, true, count))
-		ok = false;
+	ok = drain(l, l->ts, true, count);
 	pthread_mutex_unlock(&l->lock);
-	pthread_setcancelstate(state, NULL);
 	return ok;
 }
 
@@ -514,19 +512,21 @@ static void *listen_thread(void *arg)
 {
 	struct listener *l = arg;
 	uint64_t last = 0, now;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	unsigned int count;
 
 	pfd[0].fd = mnl_socket_get_fd(l->ts);
-	pfd[0].events = POLLIN;
 	pfd[1].fd = l->cn ? mnl_socket_get_fd(l->cn) : -1;
-	pfd[1].events = POLLIN;
+	pfd[2].fd = l->stop[0];
+	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (pfd[2].revents)
+			return NULL; /* listener_stop() */
 		/*
 		 * Woken again soon after the last time: a burst of tasks.
 		 * Let its records gather for a moment rather than wake for
@@ -542,7 +542,7 @@ static void *listen_thread(void *arg)
 		count = 0;
 		if (!drain_all(l, &count))
 			break;
-		if (!l->cn)
+		if (l->cn_failed)
 			pfd[1].fd = -1;
 	}
 	l->log(LOG_ERR, "the exit records stopped: %s", strerror(errno));
@@ -700,6 +700,7 @@ int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&l->lock, NULL);
+	l->stop[0] = l->stop[1] = -1;
 	l->e = e;
 	l->x = x;
 	l->own_ns = own_ns;
@@ -716,6 +717,12 @@ int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
 		if (l->cn)
 			mnl_socket_close(l->cn);
 		l->cn = NULL;
+	}
+	if (pipe2(l->stop, O_CLOEXEC) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot start the listener: %s",
+			 strerror(-ret));
+		goto fail;
 	}
 	ret = -pthread_create(&l->thread, NULL, listen_thread, l);
 	if (ret < 0) {
@@ -736,8 +743,15 @@ void listener_stop(struct listener *l)
 	if (!l)
 		return;
 	if (l->running) {
-		pthread_cancel(l->thread);
-		pthread_join(l->thread, NULL);
+		if (write(l->stop[1], "", 1) != 1)
+			l->log(LOG_ERR, "cannot stop the listener: %s",
+			       strerror(errno));
+		else
+			pthread_join(l->thread, NULL);
+	}
+	if (l->stop[0] >= 0) {
+		close(l->stop[0]);
+		close(l->stop[1]);
 	}
 	if (l->cn)
 		mnl_socket_close(l->cn);
