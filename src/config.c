@@ -97,17 +97,25 @@ static int parse_uint(const char *value, uint64_t min, uint64_t max,
 	return 0;
 }
 
-static int parse_max_size(struct config *cfg, const char *value, char *why,
-			  size_t whylen)
+/* parse_uint into an unsigned int field of the configuration. */
+static int parse_field(const char *value, uint64_t min, uint64_t max,
+		       const char *what, unsigned int *field, char *why,
+		       size_t whylen)
 {
 	uint64_t n;
 	int ret;
 
-	ret = parse_uint(value, 1, CONFIG_GROUP_MAX, "a number", &n, why,
-			 whylen);
+	ret = parse_uint(value, min, max, what, &n, why, whylen);
 	if (ret == 0)
-		cfg->group_max_size = (unsigned int)n;
+		*field = (unsigned int)n;
 	return ret;
+}
+
+static int parse_max_size(struct config *cfg, const char *value, char *why,
+			  size_t whylen)
+{
+	return parse_field(value, 1, CONFIG_GROUP_MAX, "a number",
+			   &cfg->group_max_size, why, whylen);
 }
 
 static int parse_units(struct config *cfg, const char *value, char *why,
@@ -224,27 +232,15 @@ static int parse_gid(struct config *cfg, const char *value, char *why,
 static int parse_keep(struct config *cfg, const char *value, char *why,
 		      size_t whylen)
 {
-	uint64_t n;
-	int ret;
-
-	ret = parse_uint(value, 0, CONFIG_KEEP_MAX, "a number of seconds", &n,
-			 why, whylen);
-	if (ret == 0)
-		cfg->exited_keep_s = (unsigned int)n;
-	return ret;
+	return parse_field(value, 0, CONFIG_KEEP_MAX, "a number of seconds",
+			   &cfg->exited_keep_s, why, whylen);
 }
 
 static int parse_max_tasks(struct config *cfg, const char *value, char *why,
 			   size_t whylen)
 {
-	uint64_t n;
-	int ret;
-
-	ret = parse_uint(value, 1, CONFIG_MAX_TASKS_MAX, "a number", &n, why,
-			 whylen);
-	if (ret == 0)
-		cfg->exited_max_tasks = (unsigned int)n;
-	return ret;
+	return parse_field(value, 1, CONFIG_MAX_TASKS_MAX, "a number",
+			   &cfg->exited_max_tasks, why, whylen);
 }
 
 static const struct key_def keys[KEY_COUNT] = {

@@ -63,6 +63,18 @@ consistent() {
 			exit !(d <= 2 + t * 1e-9)
 		}' "$1"
 }
+# child_start NAME MS: helper-exit's child burning MS ms, its pid the
+# first line of NAME.out; child_reap NAME: tell it to exit, and reap it.
+child_start() {
+	"$BIN/helper-exit" child "$2" "$TRASH/go.$1" >"$TRASH/$1.out" &
+	echo $! >"$TRASH/$1.helper"
+	await "$TRASH/$1.out"
+}
+
+child_reap() {
+	touch "$TRASH/go.$1"
+	wait "$(cat "$TRASH/$1.helper")"
+}
 export -f await kept value near consistent
 
 test_expect_success 'info: exit_source taskstats, keep, and the counts' '
@@ -198,12 +210,9 @@ test_expect_success 'a process of two threads: its totals from the group record'
 '
 
 test_expect_success 'a number taken again while kept: the live task shows' '
-	"$BIN/helper-exit" child 10 "$TRASH/go.reused" >reused.out &
-	h=$!
-	await reused.out
+	child_start reused 10
 	old=$(head -n 1 reused.out)
-	touch "$TRASH/go.reused"
-	wait $h
+	child_reap reused
 	kept "$MNT/proc/$old"
 	old_ct=$(cat "$MNT/proc/$old/creation_time")
 	"$BIN/helper-exit" reuse "$old" >reuse.out &
@@ -241,12 +250,9 @@ test_expect_success 'a task of a PID namespace: kept under its numbers there' '
 '
 
 test_expect_success 'a kept task of the host is no task of a namespace' '
-	"$BIN/helper-exit" child 10 "$TRASH/go.host" >host.out &
-	h=$!
-	await host.out
+	child_start host 10
 	c=$(head -n 1 host.out)
-	touch "$TRASH/go.host"
-	wait $h
+	child_reap host
 	kept "$MNT/proc/$c"
 	test "$($BIN/helper-io errno stat "$MNT/proc/$c")" = OK
 	r=$(unshare -p -f --mount-proc "$BIN/helper-io" errno stat "$MNT/proc/$c")
@@ -290,13 +296,10 @@ test_expect_success 'keep = 0: exit_source none, an exited task ENOENT' '
 	mount_timingfs keep0.conf
 	grep -x "exit_source none" "$MNT/info"
 	! grep "^exit_keep" "$MNT/info"
-	"$BIN/helper-exit" child 10 "$TRASH/go.k0" >k0.out &
-	h=$!
-	await k0.out
+	child_start k0 10
 	c=$(head -n 1 k0.out)
 	test "$(cat "$MNT/proc/$c/exit_time")" = 0
-	touch "$TRASH/go.k0"
-	wait $h
+	child_reap k0
 	test "$($BIN/helper-io errno stat "$MNT/proc/$c")" = ENOENT
 	unmount_timingfs
 '
@@ -310,12 +313,9 @@ test_expect_success 'without CAP_NET_ADMIN: exit_source none, and why' '
 	start_timingfs -c "$TRASH/keep.conf"
 	grep -x "exit_source none" "$MNT/info"
 	grep "CAP_NET_ADMIN" "$TRASH/TFS.err"
-	"$BIN/helper-exit" child 10 "$TRASH/go.nocap" >nocap.out &
-	h=$!
-	await nocap.out
+	child_start nocap 10
 	c=$(head -n 1 nocap.out)
-	touch "$TRASH/go.nocap"
-	wait $h
+	child_reap nocap
 	test "$($BIN/helper-io errno stat "$MNT/proc/$c")" = ENOENT
 	unmount_timingfs
 	test "$TFS_STATUS" = 0
