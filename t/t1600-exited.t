@@ -291,6 +291,39 @@ test_expect_success 'a burst of 20,000 tasks: 1,000 kept, the memory flat' '
 	unmount_timingfs
 '
 
+test_expect_success 'hidepid=invisible: a kept task exists for its owner alone' '
+	command -v setpriv >/dev/null
+	nobody=$(id -u nobody)
+	chmod 755 "$TRASH"
+	write_config invisible.conf access.hidepid=invisible exited.keep=30
+	mount_timingfs invisible.conf -o allow_other
+	child_start mine 10
+	mine=$(head -n 1 mine.out)
+	child_reap mine
+	setpriv --reuid=$nobody --regid=$nobody --clear-groups \
+		"$BIN/helper-exit" child 10 "$TRASH/go.theirs" >theirs.out &
+	h=$!
+	await theirs.out
+	theirs=$(head -n 1 theirs.out)
+	touch "$TRASH/go.theirs"
+	wait $h
+	kept "$MNT/proc/$mine"
+	kept "$MNT/proc/$theirs"
+	as_nobody() {
+		setpriv --reuid=$nobody --regid=$nobody --clear-groups "$@"
+	}
+	test "$(as_nobody "$BIN/helper-io" errno stat "$MNT/proc/$theirs")" = OK
+	test "$(as_nobody "$BIN/helper-io" errno stat "$MNT/proc/$mine")" = ENOENT
+	as_nobody ls "$MNT/proc" >listed
+	grep -x "$theirs" listed
+	! grep -x "$mine" listed
+	as_nobody cat "$MNT/proc/table" >table
+	awk -v p="$theirs" "\$1 == p { n++ } END { exit n != 1 }" table
+	! awk -v p="$mine" "\$1 == p" table | grep .
+	test "$(stat -c %u "$MNT/proc/$theirs")" = "$nobody"
+	unmount_timingfs
+'
+
 test_expect_success 'keep = 0: exit_source none, an exited task ENOENT' '
 	write_config keep0.conf exited.keep=0
 	mount_timingfs keep0.conf
