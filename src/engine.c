@@ -217,9 +217,14 @@ void engine_get_info(const struct engine *e, struct engine_info *info)
 	info->idle_source = idle_source(&e->idle);
 	info->group_max_size = e->cfg.group_max_size;
 	info->group_count = e->topo.ngroups;
-	info->units = e->cfg.units;
+	info->units = engine_units(e);
 	info->proc_root = e->cfg.proc_root;
 	info->sys_root = e->cfg.sys_root;
+}
+
+void engine_set_units(struct engine *e, enum units units)
+{
+	__atomic_store_n(&e->cfg.units, units, __ATOMIC_RELAXED);
 }
 
 bool engine_is_live(const struct engine *e)
@@ -229,7 +234,7 @@ bool engine_is_live(const struct engine *e)
 
 enum units engine_units(const struct engine *e)
 {
-	return e->cfg.units;
+	return __atomic_load_n(&e->cfg.units, __ATOMIC_RELAXED);
 }
 
 /* PROC/pid/name or PROC/pid/task/tid/name. */

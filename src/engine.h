@@ -85,7 +85,13 @@ void engine_get_info(const struct engine *e, struct engine_info *info);
 /* engine_is_live - whether @e reads this machine's own /proc. */
 bool engine_is_live(const struct engine *e);
 
-/* engine_units - the units @e was configured to show. */
+/*
+ * engine_set_units - show @units from now on (a configuration re-read);
+ * the only setting of an engine that changes after engine_new().
+ */
+void engine_set_units(struct engine *e, enum units units);
+
+/* engine_units - the units @e shows now. */
 enum units engine_units(const struct engine *e);
 
 /*

@@ -284,10 +284,20 @@ out:
 	return ret;
 }
 
+void exited_set_keep(struct exited *x, unsigned int keep_s)
+{
+	if (!keep_s)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->keep_ns = keep_s * NSEC_PER_SEC;
+	pthread_mutex_unlock(&x->lock);
+}
+
 void exited_counts(struct exited *x, uint64_t now, struct exited_counts *c)
 {
 	pthread_mutex_lock(&x->lock);
 	expire(x, now, false);
+	c->keep_s = (unsigned int)(x->keep_ns / NSEC_PER_SEC);
 	c->retained = x->retained;
 	c->dropped = x->dropped;
 	pthread_mutex_unlock(&x->lock);

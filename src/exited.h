@@ -92,9 +92,16 @@ int exited_for_each(struct exited *x, uint64_t ns, pid_t tgid, uint64_t now,
 		    void *ctx);
 
 struct exited_counts {
+	unsigned int keep_s; /* how long records are kept */
 	unsigned long long retained; /* records kept now */
 	unsigned long long dropped; /* dropped early: the table was full */
 };
+
+/*
+ * exited_set_keep - keep records @keep_s seconds (at least 1) from now
+ * on, those kept already included.
+ */
+void exited_set_keep(struct exited *x, unsigned int keep_s);
 
 /* exited_counts - the counts at @now. */
 void exited_counts(struct exited *x, uint64_t now, struct exited_counts *c);

@@ -687,12 +687,10 @@ void fs_set_session(struct fs *fs, struct fuse_session *se)
 	fs->se = se;
 }
 
-void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l,
-		   unsigned int keep_s)
+void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l)
 {
 	fs->env.exited = x;
 	fs->env.listener = l;
-	fs->env.exited_keep_s = keep_s;
 }
 
 void fs_free(struct fs *fs)

@@ -67,11 +67,10 @@ int fs_new(struct engine *engine, struct views *views,
 void fs_set_session(struct fs *fs, struct fuse_session *se);
 
 /*
- * fs_set_exited - serve the exited tasks kept in @x, which @l files,
- * for @keep_s seconds. Call it before serving; both outlive @fs.
+ * fs_set_exited - serve the exited tasks kept in @x, which @l files.
+ * Call it before serving; both outlive @fs.
  */
-void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l,
-		   unsigned int keep_s);
+void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l);
 
 /* fs_free - release @fs after its session is destroyed; NULL allowed. */
 void fs_free(struct fs *fs);

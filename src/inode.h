@@ -75,7 +75,6 @@ struct tree_env {
 	/* The exited tasks kept, and who files them; NULL when none are. */
 	struct exited *exited;
 	struct listener *listener;
-	unsigned int exited_keep_s;
 };
 
 /* Who asks. */

@@ -17,6 +17,7 @@
  *                        SIGKILL; -o no_auto_unmount leaves it out
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -24,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -41,13 +44,15 @@
 struct options {
 	char *config; /* libfuse strdup()s it */
 	char *pidns; /* -o pidns=FILE */
+	char *source; /* what mount.fuse3 passes first: a name, unused */
 	char *mountpoint; /* as given */
 	int help;
 	int version;
 	int no_auto_unmount;
+	int allow_other; /* asked for: kept for libfuse too */
 };
 
-enum { KEY_HELP, KEY_VERSION };
+enum { KEY_HELP, KEY_VERSION, KEY_ALLOW_OTHER };
 
 #define OPTION(TEMPLATE, FIELD, VALUE)                           \
 	{                                                        \
@@ -60,6 +65,7 @@ static const struct fuse_opt option_spec[] = {
 	OPTION("config=%s", config, 0),
 	OPTION("pidns=%s", pidns, 0),
 	OPTION("no_auto_unmount", no_auto_unmount, 1),
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -103,14 +109,25 @@ static int option_key(void *data, const char *arg, int key,
 	(void)args;
 	switch (key) {
 	case FUSE_OPT_KEY_NONOPT:
-		/* Ours, so that a missing directory is "cannot mount". */
-		if (o->mountpoint) {
-			log_msg(LOG_ERR, "one mount point only: %s, %s",
+		/*
+		 * Ours, so that a missing directory is "cannot mount". Two
+		 * are SOURCE MOUNTPOINT, as mount.fuse3 passes them (mount
+		 * -t fuse.timingfs, fstab); the source is only a name.
+		 */
+		if (o->source) {
+			log_msg(LOG_ERR,
+				"one mount point only: %s, %s (usage: "
+				"timingfs [SOURCE] MOUNTPOINT)",
 				o->mountpoint, arg);
 			return -1;
 		}
+		if (o->mountpoint)
+			o->source = o->mountpoint;
 		o->mountpoint = strdup(arg);
 		return o->mountpoint ? 0 : -1;
+	case KEY_ALLOW_OTHER:
+		o->allow_other = 1;
+		return 1;
 	case KEY_HELP:
 		o->help = 1;
 		return 0;
@@ -123,7 +140,8 @@ static int option_key(void *data, const char *arg, int key,
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [options] MOUNTPOINT\n\n"
+	printf("usage: %s [options] MOUNTPOINT\n"
+	       "       %s SOURCE MOUNTPOINT -o OPTS   (as mount.fuse3 runs it)\n\n"
 	       "The Windows timing APIs as files: cycles, process and thread\n"
 	       "times, and the idle cycles of processor groups.\n\n"
 	       "timingfs options:\n"
@@ -149,18 +167,27 @@ static void usage(const char *prog)
 	       "    docker run -v /run/timingfs:/timingfs:ro IMAGE ...\n"
 	       "[access] hidepid in the configuration hides other users'\n"
 	       "processes as procfs's hidepid= does (auto: as the procfs\n"
-	       "read is mounted).\n\n",
-	       prog, CONFIG_DEFAULT_PATH);
+	       "read is mounted).\n\n"
+	       "mount(8) and fstab run it through mount.fuse3:\n"
+	       "    mount -t fuse.timingfs timingfs /run/timingfs -o allow_other\n"
+	       "    timingfs /run/timingfs fuse.timingfs allow_other,nofail 0 0\n"
+	       "SIGHUP re-reads the configuration; SIGTERM and SIGINT unmount.\n\n",
+	       prog, prog, CONFIG_DEFAULT_PATH);
 }
 
-/* The configuration: the one named, else the default file, else none. */
-static int load_config(const struct options *o, struct config *cfg)
+/*
+ * The configuration: the one named, else the default file, else none;
+ * *@used says which file was read (NULL: none), for SIGHUP.
+ */
+static int load_config(const struct options *o, struct config *cfg,
+		       const char **used)
 {
 	const char *path = o->config;
 	char err[512];
 
 	if (!path && access(CONFIG_DEFAULT_PATH, F_OK) == 0)
 		path = CONFIG_DEFAULT_PATH;
+	*used = path;
 	if (!path) {
 		config_defaults(cfg);
 		return 0;
@@ -168,6 +195,97 @@ static int load_config(const struct options *o, struct config *cfg)
 	if (config_load(cfg, path, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERR, "%s", err);
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Whether @name is an executable file in a directory of $PATH. */
+static bool in_path(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char file[4096];
+
+	for (p = path ? path : "/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		snprintf(file, sizeof(file), "%.*s/%s", (int)(end - p), p,
+			 name);
+		if (access(file, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Whether /etc/fuse.conf has the line user_allow_other. */
+static bool user_allow_other(void)
+{
+	char line[256], *p;
+	bool found = false;
+	FILE *f = fopen("/etc/fuse.conf", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+		found = strncmp(p, "user_allow_other", 16) == 0 &&
+			strchr(" \t\n#", p[16]);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * What must hold before mounting, each failure with what to do about
+ * it: the mount point a directory; /dev/fuse there and open to this
+ * user; and for a user other than root, fusermount3, and for
+ * allow_other, user_allow_other in /etc/fuse.conf.
+ */
+static int preflight(const struct options *o, const char *mountpoint)
+{
+	struct stat st;
+	int fd, err;
+
+	if (stat(mountpoint, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		log_msg(LOG_ERR, "cannot mount on %s: not a directory",
+			mountpoint);
+		return -ENOTDIR;
+	}
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		if (err == ENOENT)
+			log_msg(LOG_ERR,
+				"cannot open /dev/fuse: there is none: load "
+				"the fuse module (modprobe fuse); in a "
+				"container, pass the device in (docker run "
+				"--device /dev/fuse --cap-add SYS_ADMIN)");
+		else if (err == EACCES || err == EPERM)
+			log_msg(LOG_ERR,
+				"cannot open /dev/fuse: %s: it should be "
+				"crw-rw-rw- (the fuse3 package's udev rule "
+				"makes it so; chmod 0666 /dev/fuse); in a "
+				"container, allow the device (--device "
+				"/dev/fuse)",
+				strerror(err));
+		else
+			log_msg(LOG_ERR, "cannot open /dev/fuse: %s",
+				strerror(err));
+		return -err;
+	}
+	close(fd);
+	if (geteuid() == 0)
+		return 0;
+	if (access("/usr/bin/fusermount3", X_OK) != 0 &&
+	    !in_path("fusermount3")) {
+		log_msg(LOG_ERR,
+			"no fusermount3, which mounts for users other than "
+			"root: install the fuse3 package");
+		return -ENOENT;
+	}
+	if (o->allow_other && !user_allow_other()) {
+		log_msg(LOG_ERR,
+			"-o allow_other for a user other than root needs the "
+			"line user_allow_other in /etc/fuse.conf");
+		return -EPERM;
 	}
 	return 0;
 }
@@ -212,13 +330,118 @@ static int run_loop(struct fuse_session *se,
 
 /* What serve() starts once the daemon has forked, and stops. */
 struct daemon {
-	const struct config *cfg;
+	struct config *cfg; /* in use: SIGHUP's thread alone changes it */
+	const char *config_path; /* the file read at mount, or NULL */
 	struct engine *engine;
 	struct views *views;
 	struct fs *fs;
 	struct exited *exited;
 	struct listener *listener;
+	pthread_t reloader;
+	bool reloader_started;
+	bool stopping;
 };
+
+/* A key that a re-read cannot change, and that changed. */
+static void fixed_key(const struct daemon *d, bool changed, const char *key)
+{
+	if (changed)
+		log_msg(LOG_WARNING,
+			"%s: %s changed: it takes effect at the next mount",
+			d->config_path, key);
+}
+
+/*
+ * SIGHUP: read the configuration file again. A valid one takes effect
+ * for every file opened from now on, for the keys a running daemon can
+ * change ([format] units, and [exited] keep while tasks are kept); a
+ * change to any other is logged, to wait for the next mount. A bad file
+ * is logged with its file, line and key, and the one in use stays.
+ */
+static void reload(struct daemon *d)
+{
+	const struct config *old = d->cfg;
+	struct config cfg;
+	char err[512];
+
+	if (!d->config_path) {
+		log_msg(LOG_NOTICE,
+			"SIGHUP: no configuration file was read at mount; "
+			"nothing to re-read");
+		return;
+	}
+	if (config_load(&cfg, d->config_path, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s (SIGHUP: the configuration in use stays)",
+			err);
+		return;
+	}
+	fixed_key(d, cfg.group_max_size != old->group_max_size,
+		  "[groups] max_size");
+	fixed_key(d, cfg.tsc_hz != old->tsc_hz, "[clock] tsc_hz");
+	fixed_key(d, strcmp(cfg.proc_root, old->proc_root) != 0,
+		  "[sources] proc");
+	fixed_key(d, strcmp(cfg.sys_root, old->sys_root) != 0, "[sources] sys");
+	fixed_key(d, cfg.hidepid != old->hidepid, "[access] hidepid");
+	fixed_key(d,
+		  cfg.access_gid != old->access_gid ||
+			  cfg.access_gid_set != old->access_gid_set,
+		  "[access] gid");
+	fixed_key(d, cfg.exited_max_tasks != old->exited_max_tasks,
+		  "[exited] max_tasks");
+	fixed_key(d, !cfg.exited_keep_s != !old->exited_keep_s,
+		  "[exited] keep (on or off)");
+	engine_set_units(d->engine, cfg.units);
+	d->cfg->units = cfg.units;
+	if (d->exited && cfg.exited_keep_s) {
+		exited_set_keep(d->exited, cfg.exited_keep_s);
+		d->cfg->exited_keep_s = cfg.exited_keep_s;
+	}
+	log_msg(LOG_NOTICE, "%s re-read: units %s%s", d->config_path,
+		config_units_name(cfg.units),
+		d->exited ? ", exited tasks kept as it says" : "");
+}
+
+/* The thread that takes SIGHUP, blocked in every other thread. */
+static void *reloader(void *arg)
+{
+	struct daemon *d = arg;
+	sigset_t hup;
+	int sig;
+
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	for (;;) {
+		if (sigwait(&hup, &sig) != 0)
+			continue;
+		if (__atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE))
+			return NULL;
+		reload(d);
+	}
+}
+
+static void start_reloader(struct daemon *d)
+{
+	sigset_t hup;
+
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &hup, NULL); /* threads made from now on */
+	if (pthread_create(&d->reloader, NULL, reloader, d) == 0)
+		d->reloader_started = true;
+	else
+		log_msg(LOG_WARNING, "SIGHUP will not re-read the "
+				     "configuration: no thread for it");
+}
+
+static void stop_reloader(struct daemon *d)
+{
+	if (!d->reloader_started)
+		return;
+	__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
+	pthread_kill(d->reloader, SIGHUP);
+	pthread_join(d->reloader, NULL);
+	d->reloader_started = false;
+}
 
 /*
  * Keep exited tasks, where the configuration asks for them, the engine
@@ -246,7 +469,7 @@ static void start_exited(struct daemon *d)
 		d->exited = NULL;
 		return;
 	}
-	fs_set_exited(d->fs, d->exited, d->listener, d->cfg->exited_keep_s);
+	fs_set_exited(d->fs, d->exited, d->listener);
 }
 
 /* Mount, serve until unmounted or signalled; returns the exit status. */
@@ -269,12 +492,17 @@ static int serve(struct fuse_session *se, const char *mountpoint,
 		ret = EXIT_SERVE;
 		goto out_unmount;
 	}
-	/* Threads only now: one made before the fork would be lost. */
+	/*
+	 * Threads only now: one made before the fork would be lost.
+	 * SIGHUP re-reads the configuration rather than end the loop.
+	 */
+	start_reloader(d);
 	start_exited(d);
 	ret = run_loop(se, cmd);
+	stop_reloader(d);
 	fuse_remove_signal_handlers(se);
 	/* The loop returns the signal that ended it: a clean stop. */
-	if (ret == SIGTERM || ret == SIGINT || ret == SIGHUP)
+	if (ret == SIGTERM || ret == SIGINT)
 		ret = 0;
 	if (ret != 0) {
 		log_msg(LOG_ERR, "serving %s failed: %s", mountpoint,
@@ -298,6 +526,8 @@ int main(int argc, char *argv[])
 	struct access_policy access;
 	struct fuse_session *se;
 	struct daemon d = { 0 };
+	const char *config_path = NULL;
+	char *config_abs = NULL;
 	struct fs *fs = NULL;
 	char *mountpoint = NULL;
 	struct config cfg;
@@ -327,12 +557,21 @@ int main(int argc, char *argv[])
 		log_msg(LOG_ERR, "no mount point given (see --help)");
 		goto out;
 	}
-	if (load_config(&o, &cfg) < 0)
+	if (load_config(&o, &cfg, &config_path) < 0)
 		goto out;
+	/* Absolute, for SIGHUP: the daemon works from / (fuse_daemonize). */
+	if (config_path) {
+		config_abs = realpath(config_path, NULL);
+		config_path = config_abs ? config_abs : config_path;
+	}
 	mountpoint = realpath(o.mountpoint, NULL);
 	if (!mountpoint) {
 		log_msg(LOG_ERR, "cannot mount on %s: %s", o.mountpoint,
 			strerror(errno));
+		status = EXIT_SERVE;
+		goto out;
+	}
+	if (preflight(&o, mountpoint) < 0) {
 		status = EXIT_SERVE;
 		goto out;
 	}
@@ -366,7 +605,11 @@ int main(int argc, char *argv[])
 	if (!se)
 		goto out; /* libfuse said which option it did not take */
 	fs_set_session(fs, se);
-	d = (struct daemon){ &cfg, engine, views, fs, NULL, NULL };
+	d.cfg = &cfg;
+	d.config_path = config_path;
+	d.engine = engine;
+	d.views = views;
+	d.fs = fs;
 	status = serve(se, mountpoint, &cmd, &d);
 	fuse_session_destroy(se);
 out:
@@ -376,6 +619,8 @@ out:
 	views_free(views);
 	free(mountpoint);
 	free(o.mountpoint);
+	free(o.source);
+	free(config_abs);
 	free(o.config);
 	free(o.pidns);
 	free(cmd.mountpoint);

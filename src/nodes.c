@@ -194,7 +194,7 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 				  "exit_source taskstats\nexit_keep %u\n"
 				  "exit_retained %llu\nexit_dropped %llu\n"
 				  "exit_lost %llu\n",
-				  env->exited_keep_s, c.retained, c.dropped,
+				  c.keep_s, c.retained, c.dropped,
 				  env->listener ? listener_lost(env->listener) :
 						  0);
 	} else if (ret == 0) {

@@ -62,11 +62,12 @@ test_expect_success 'no mount point: exit 2' '
 	grep "no mount point" err
 '
 
-test_expect_success 'two mount points: exit 2' '
+test_expect_success 'three names (a source and two mount points): exit 2' '
 	mkdir -p other &&
-	run_tfs other &&
+	run_tfs timingfs other &&
 	test "$status" = 2 &&
-	grep "one mount point only" err
+	grep "one mount point only: other, $MNT" err &&
+	grep -F "usage: timingfs [SOURCE] MOUNTPOINT" err
 '
 
 test_expect_success 'an unknown option: exit 2' '
@@ -142,7 +143,42 @@ test_expect_success 'a mount point that is not there: exit 1' '
 	grep "cannot mount on $TRASH/nowhere" err
 '
 
+test_expect_success 'a mount point that is a file: exit 1, and nothing mounted' '
+	fixture_config m2.conf m2 &&
+	: >afile &&
+	status=0 &&
+	timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" "$TRASH/afile" \
+		2>err || status=$?
+	cat err &&
+	test "$status" = 1 &&
+	grep -x "timingfs: cannot mount on $TRASH/afile: not a directory" err &&
+	! awk -v d="$TRASH/afile" "\$2 == d" /proc/mounts | grep .
+'
+
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+	test_expect_success 'no /dev/fuse: exit 1, and what to do' '
+		fixture_config m2.conf m2 &&
+		status=0 &&
+		unshare -m sh -c "mount -t tmpfs none /dev &&
+			exec \"$TIMINGFS\" -f -c \"$TRASH/m2.conf\" \"$MNT\"" \
+			2>err || status=$?
+		cat err &&
+		test "$status" = 1 &&
+		grep "cannot open /dev/fuse: there is none: load the fuse module" err
+	'
+else
+	test_skip 'no /dev/fuse: exit 1, and what to do' 'needs root and unshare'
+fi
+
 if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null 2>&1; then
+	test_expect_success 'SOURCE MOUNTPOINT, as mount.fuse3 runs it: mounts' '
+		fixture_config m2.conf m2 format.units=unix &&
+		start_timingfs timingfs -o "config=$TRASH/m2.conf" &&
+		grep -x "units unix" "$MNT/info" &&
+		unmount_timingfs &&
+		test "$TFS_STATUS" = 0
+	'
+
 	test_expect_success 'each way of naming the configuration is honoured' '
 		fixture_config m2.conf m2 format.units=unix &&
 		for form in "-c $TRASH/m2.conf" "--config=$TRASH/m2.conf" \
