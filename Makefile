@@ -5,12 +5,16 @@
 #   make run      install what is missing, build, mount at ./mnt
 #   make check-sanitize  the suite under ASan and UBSan
 #   make bench    read cost against a do-nothing libfuse3 filesystem
-#   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc
+#   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc: the daemon,
+#                 its scripts, man page, systemd unit and configuration
+#   make uninstall  all of that but the configuration
 
 VERSION = 0.1.0
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 DESTDIR ?=
 MOUNTPOINT ?= mnt
@@ -40,7 +44,14 @@ HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
 
 .PHONY: all check check-sanitize run bench deps install uninstall clean format
 
-all: timingfs $(UNIT_BINS) $(HELPER_BINS)
+# The scripts for shell users and Prometheus, installed with the daemon.
+SCRIPTS = scripts/timingtop scripts/timingfs-exporter
+
+all: timingfs timingfs.8 $(UNIT_BINS) $(HELPER_BINS)
+
+# The man page (mdoc, src/timingfs.8) with the version filled in.
+timingfs.8: src/timingfs.8 Makefile
+	sed 's/@VERSION@/$(VERSION)/' src/timingfs.8 >$@
 
 timingfs: $(DAEMON_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_OBJS) $(LDFLAGS) $(LDLIBS)
@@ -101,20 +112,31 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	scripts/bench
 
-install: timingfs
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)
-	install -m 0755 timingfs $(DESTDIR)$(BINDIR)/timingfs
+# The unit is written with the daemon's installed path in it.
+install: timingfs timingfs.8
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR)
+	install -m 0755 timingfs $(SCRIPTS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfs.8
+	sed 's|@BINDIR@|$(BINDIR)|g' conf/timingfs.service \
+		>$(DESTDIR)$(UNITDIR)/timingfs.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/timingfs.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/timingfs.conf || \
 		install -m 0644 conf/timingfs.conf $(DESTDIR)$(SYSCONFDIR)/timingfs.conf
 
+# Everything install put there but the configuration, which may hold
+# the administrator's changes.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/timingfs
+	rm -f $(DESTDIR)$(BINDIR)/timingfs \
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(SCRIPTS))) \
+		$(DESTDIR)$(MANDIR)/man8/timingfs.8 \
+		$(DESTDIR)$(UNITDIR)/timingfs.service
 
 format:
 	clang-format -i src/*.c src/*.h t/*.c t/*.h scripts/*.c
 
 clean:
-	rm -f timingfs src/*.o src/*.d
+	rm -f timingfs timingfs.8 src/*.o src/*.d
 	rm -rf t/bin t/trash.*
 
 -include $(wildcard src/*.d t/bin/*.d)

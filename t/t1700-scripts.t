@@ -1,0 +1,501 @@
+#!/bin/bash
+# The user scripts, scripts/timingtop and scripts/timingfs-exporter: how
+# they take options and refuse what is no timingfs mount, then on a real
+# mount in each of the two units, with a process whose busy thread must
+# come out on top, whose counters must lie between the mount's own read
+# before and after, and whose file must be replaced whole.
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+TOP=$SRC_ROOT/scripts/timingtop
+EXPORTER=$SRC_ROOT/scripts/timingfs-exporter
+mkdir "$TRASH/notfs"
+
+# ---- both scripts, without a mount ---------------------------------------
+
+test_expect_success 'both scripts are POSIX sh: dash -n takes them' '
+	dash -n "$TOP" && dash -n "$EXPORTER"
+'
+
+if command -v shellcheck >/dev/null 2>&1; then
+	test_expect_success 'shellcheck -s sh finds nothing in them' '
+		shellcheck -s sh "$TOP" "$EXPORTER"
+	'
+else
+	test_skip 'shellcheck -s sh finds nothing in them' 'no shellcheck'
+fi
+
+test_expect_success 'both have a manual in the comment that heads them' '
+	for script in "$TOP" "$EXPORTER"; do
+		sed -n "/^[^#]/q; p" "$script" >header &&
+		for section in NAME SYNOPSIS DESCRIPTION OPTIONS EXAMPLES; do
+			grep -x "# $section" header ||
+				{ echo "$script: no $section"; return 1; }
+		done
+	done
+'
+
+test_expect_success 'timingtop -h prints the usage and exits 0' '
+	"$TOP" -h >out 2>err &&
+	cat out &&
+	grep "^usage: timingtop " out &&
+	grep -- "-m MOUNTPOINT" out && grep -- "-d SECONDS" out &&
+	test ! -s err
+'
+
+test_expect_success 'timingfs-exporter -h and --help print the usage, exit 0' '
+	"$EXPORTER" -h >out 2>err &&
+	cat out &&
+	grep "^usage: timingfs-exporter " out && grep -- "-o FILE" out &&
+	test ! -s err &&
+	"$EXPORTER" --help >out2 && test_cmp out out2
+'
+
+# bad_usage SCRIPT ARGS...: SCRIPT ARGS exits 2, a message of its own
+# on stderr, nothing on stdout.
+bad_usage() {
+	local script=$1 rc=0 name
+	shift
+	name=$(basename "$script")
+	"$script" "$@" >out 2>err || rc=$?
+	echo "$name $*: exit $rc: $(cat err)"
+	test "$rc" = 2 && grep "^$name: " err && test ! -s out
+}
+
+test_expect_success 'timingtop: bad options exit 2 with a message' '
+	bad_usage "$TOP" -m "$MNT" -x &&
+	bad_usage "$TOP" -m "$MNT" -d 0 &&
+	bad_usage "$TOP" -m "$MNT" -d abc &&
+	bad_usage "$TOP" -m "$MNT" -d 1.2.3 &&
+	bad_usage "$TOP" -m "$MNT" -n 0 &&
+	bad_usage "$TOP" -m "$MNT" -n 1x &&
+	bad_usage "$TOP" -m "$MNT" -p x &&
+	bad_usage "$TOP" -m "$MNT" -i 0 &&
+	bad_usage "$TOP" -m "$MNT" extra &&
+	bad_usage "$TOP" -m
+'
+
+test_expect_success 'timingfs-exporter: bad options exit 2 with a message' '
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --bogus &&
+	bad_usage "$EXPORTER" -m "$MNT" &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -i 0 &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -i x &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --once -i 1 &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -p "(" &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom extra &&
+	bad_usage "$EXPORTER" -o &&
+	test ! -e x.prom
+'
+
+# not_timingfs SCRIPT ARGS... : exits 1, says the mount point is none.
+not_timingfs() {
+	local script=$1 dir=$2 rc=0
+	shift 2
+	"$script" -m "$dir" "$@" >out 2>err || rc=$?
+	echo "exit $rc: $(cat err)"
+	test "$rc" = 1 && grep -F "$dir is not a timingfs mount" err &&
+	test ! -s out
+}
+
+test_expect_success 'timingtop: no timingfs mount, exit 1 and a message' '
+	not_timingfs "$TOP" "$TRASH/notfs" -d 0.1 &&
+	not_timingfs "$TOP" "$TRASH/nothing" -d 0.1 &&
+	not_timingfs "$TOP" "$MNT" -d 0.1
+'
+
+test_expect_success 'timingfs-exporter: no timingfs mount, exit 1, no file' '
+	not_timingfs "$EXPORTER" "$TRASH/notfs" -o x.prom &&
+	not_timingfs "$EXPORTER" "$TRASH/nothing" -o - &&
+	test ! -e x.prom && ! ls x.prom.tmp.* 2>/dev/null
+'
+
+if [ -e /run/timingfs/info ]; then
+	test_skip 'the default mount point is /run/timingfs' \
+		'a timingfs is mounted there'
+else
+	test_expect_success 'the default mount point is /run/timingfs' '
+		! "$TOP" -d 0.1 2>err && grep -F /run/timingfs err &&
+		! "$EXPORTER" -o - 2>err && grep -F /run/timingfs err
+	'
+fi
+
+# ---- on a real mount ----------------------------------------------------
+
+"$BIN/helper-busy" -k >"$TRASH/pids" &
+HELPER=$!
+kill_at_exit "$HELPER"
+for i in $(seq 1 200); do
+	[ -s "$TRASH/pids" ] && break
+	sleep 0.05
+done
+read -r PID BUSY SLEEPER <"$TRASH/pids"
+
+# The busy thread's runtime in ns, from the kernel.
+sched_ns() {
+	local ns rest
+	read -r ns rest <"/proc/$PID/task/$BUSY/schedstat" && echo "$ns"
+}
+# Half a second of CPU time first, so that its kernel share shows.
+while [ "$(sched_ns)" -lt 500000000 ]; do sleep 0.1; done
+
+# busy_enough CPU% KERN% CYC/S: a thread (or process) that used more
+# than half a processor, its kernel part no more than its whole, and
+# cycles per second that are its CPU% of tsc_hz, to 1%. The upper
+# bound allows for how exactly a shell can time the reads: ±5%.
+busy_enough() {
+	awk -v cpu="$1" -v kern="$2" -v cyc="$3" -v hz="$HZ" 'BEGIN {
+		d = cyc - hz * cpu / 100; if (d < 0) d = -d
+		exit !(cpu > 50 && cpu <= 105 && kern >= 0 &&
+		       kern <= cpu + 0.1 && d <= hz * 0.01)
+	}'
+}
+
+# promtool check metrics, or a note that it is missing.
+have_promtool() {
+	command -v promtool >/dev/null 2>&1
+}
+
+# sample FILE NAME LABELS: the value of the sample NAME{LABELS} in FILE.
+sample() {
+	awk -v want="$2{$3}" '$1 == want { print $2; n++ } END { exit n != 1 }' "$1"
+}
+
+for UNITS in windows unix; do
+	if [ "$UNITS" = windows ]; then
+		# Exited tasks kept (60 s, the default) where the daemon may
+		# listen: an exited process still in proc/.
+		write_config "$TRASH/$UNITS.conf" format.units=windows
+		PER_S=10000000 DIGITS=7
+	else
+		# Exited tasks gone at once: processes that vanish between
+		# the exporter's listing and its reads.
+		write_config "$TRASH/$UNITS.conf" format.units=unix exited.keep=0
+		PER_S=1000000000 DIGITS=9
+	fi
+	mount_timingfs "$TRASH/$UNITS.conf" || exit 1
+	HZ=$(sed -n "s/^tsc_hz //p" "$MNT/info")
+	EXIT_SOURCE=$(sed -n "s/^exit_source //p" "$MNT/info")
+
+	test_expect_success "$UNITS: the mount says units $UNITS" '
+		grep -x "units $UNITS" "$MNT/info" && test "$HZ" -gt 1000000
+	'
+
+	test_expect_success "$UNITS: timingtop -n 1: the busy thread, > 50%" '
+		"$TOP" -m "$MNT" -n 1 -d 0.5 >out 2>err &&
+		cat out err &&
+		test ! -s err &&
+		test "$(wc -l <out)" = 2 &&
+		head -n 1 out | grep -E "^ +PID +TID +COMM +CPU% +KERN% +CYC/S$" &&
+		set -- $(sed -n 2p out) &&
+		test "$#" = 6 &&
+		test "$1" = "$PID" && test "$2" = "$BUSY" &&
+		test "$3" = helper-busy &&
+		busy_enough "$4" "$5" "$6"
+	'
+
+	test_expect_success "$UNITS: timingtop -P: the helper process on top" '
+		"$TOP" -m "$MNT" -P -n 3 -d 0.5 >out 2>err &&
+		cat out err &&
+		test ! -s err &&
+		test "$(wc -l <out)" = 4 &&
+		set -- $(sed -n 2p out) &&
+		test "$1" = "$PID" && test "$2" = - && test "$3" = helper-busy &&
+		busy_enough "$4" "$5" "$6" &&
+		test "$(sed 1d out | cut -c1-16 | sort | uniq -d)" = "" &&
+		test "$(awk "NR > 1 { print \$2 }" out | sort -u)" = -
+	'
+
+	test_expect_success "$UNITS: timingtop -p PID: its threads alone" '
+		"$TOP" -m "$MNT" -p "$PID" -d 0.5 >out 2>err &&
+		cat out err &&
+		test ! -s err &&
+		test "$(awk "NR > 1 { print \$1 }" out | sort -u)" = "$PID" &&
+		awk "NR > 1 { print \$2 }" out | sort -n >tids &&
+		ls "/proc/$PID/task" | sort -n >expect &&
+		test_cmp expect tids &&
+		set -- $(sed -n 2p out) &&
+		test "$2" = "$BUSY" && busy_enough "$4" "$5" "$6" &&
+		set -- $(sed -n 3p out) &&
+		awk -v cpu="$4" "BEGIN { exit !(cpu < 5) }"
+	'
+
+	test_expect_success "$UNITS: timingtop -P -p PID: one line, the process" '
+		"$TOP" -m "$MNT" -P -p "$PID" -n 5 -d 0.3 >out &&
+		cat out &&
+		test "$(wc -l <out)" = 2 &&
+		set -- $(sed -n 2p out) &&
+		test "$1 $2 $3" = "$PID - helper-busy"
+	'
+
+	test_expect_success "$UNITS: timingtop -p of no process: exit 1, a message" '
+		! "$TOP" -m "$MNT" -p 999999999 -d 0.1 >out 2>err &&
+		grep -F "no process 999999999" err && test ! -s out
+	'
+
+	test_expect_success "$UNITS: timingtop -i 2 in batch: two reports" '
+		"$TOP" -m "$MNT" -n 2 -d 0.2 -i 2 >out &&
+		cat -A out &&
+		test "$(wc -l <out)" = 7 &&
+		test "$(grep -c "^ *PID " out)" = 2 &&
+		test -z "$(sed -n 4p out)" &&
+		! grep -q "$(printf "\033")" out
+	'
+
+	# script(1) gives it a terminal: the screen cleared before each
+	# report, a title, and no end but -i or a signal.
+	test_expect_success "$UNITS: timingtop on a terminal: cleared, titled" '
+		script -q -e -c "\"$TOP\" -m \"$MNT\" -n 2 -d 0.2 -i 2" \
+			/dev/null >tty </dev/null &&
+		cat -A tty &&
+		test "$(grep -o "$(printf "\033\\[H\033\\[2J")" tty | wc -l)" = 2 &&
+		test "$(grep -c "timingtop  $MNT  [0-9:]*  every 0.2 s" tty)" = 2 &&
+		{ timeout -k 2 2 script -q -c "\"$TOP\" -m \"$MNT\" -d 0.2" \
+			/dev/null >tty2 </dev/null || :; } &&
+		test "$(grep -o "$(printf "\033\\[H\033\\[2J")" tty2 | wc -l)" -ge 3 &&
+		script -q -e -c "\"$TOP\" -b -m \"$MNT\" -n 2 -d 0.2" \
+			/dev/null >tty3 </dev/null &&
+		cat -A tty3 &&
+		! grep -q "$(printf "\033")" tty3 &&
+		test "$(grep -c "PID" tty3)" = 1
+	'
+
+	test_expect_success "$UNITS: exporter --once -o FILE writes it, and only it" '
+		"$EXPORTER" -m "$MNT" --once -o "$UNITS.prom" 2>err &&
+		cat err && test ! -s err &&
+		test -s "$UNITS.prom" &&
+		! ls "$UNITS.prom".tmp.* 2>/dev/null &&
+		head -n 20 "$UNITS.prom" &&
+		for f in idle_seconds idle_cycles process_cpu_seconds process_cycles; do
+			grep -x "# TYPE timingfs_${f}_total counter" "$UNITS.prom" &&
+			grep "^# HELP timingfs_${f}_total [A-Z]" "$UNITS.prom" ||
+				return 1
+		done
+	'
+
+	if have_promtool; then
+		test_expect_success "$UNITS: promtool check metrics takes the file" '
+			promtool check metrics <"$UNITS.prom"
+		'
+	else
+		test_skip "$UNITS: promtool check metrics takes the file" \
+			"no promtool (Debian package prometheus)"
+	fi
+
+	# Each idle counter lies between the processor's file read before
+	# and after, and its seconds are its cycles / tsc_hz.
+	test_expect_success "$UNITS: exporter: an idle counter per online processor" '
+		ls -d "$MNT"/groups/[0-9]*/cpu[0-9]* >cpus &&
+		test "$(wc -l <cpus)" -ge "$(nproc)" &&
+		while read -r dir; do cat "$dir/idle_cycles"; done <cpus >before &&
+		"$EXPORTER" -m "$MNT" -o - >m &&
+		while read -r dir; do cat "$dir/idle_cycles"; done <cpus >after &&
+		test "$(grep -c "^timingfs_idle_seconds_total{" m)" = "$(wc -l <cpus)" &&
+		test "$(grep -c "^timingfs_idle_cycles_total{" m)" = "$(wc -l <cpus)" &&
+		exec 3<before 4<after &&
+		while read -r dir; do
+			read -r lo <&3 && read -r hi <&4 &&
+			group=${dir%/cpu*} group=${group##*/} cpu=${dir##*/cpu} &&
+			labels="group=\"$group\",cpu=\"$cpu\"" &&
+			c=$(sample m timingfs_idle_cycles_total "$labels") &&
+			s=$(sample m timingfs_idle_seconds_total "$labels") &&
+			echo "$labels: $lo <= $c <= $hi, $s s" &&
+			test "$c" -ge "$lo" && test "$c" -le "$hi" &&
+			awk -v c="$c" -v s="$s" -v hz="$HZ" "BEGIN {
+				d = s - c / hz; exit !(d < 1e-6 && d > -1e-6) }" ||
+				return 1
+		done <cpus
+	'
+
+	# Its cycles lie between the process's own file read before and
+	# after; user + kernel seconds are those cycles as time, to a unit
+	# of each, and have the units' exact number of decimals.
+	test_expect_success "$UNITS: exporter: the helper, its comm, its counters" '
+		lo=$(cat "$MNT/proc/$PID/cycles") &&
+		"$EXPORTER" -m "$MNT" -o - >m &&
+		hi=$(cat "$MNT/proc/$PID/cycles") &&
+		grep "pid=\"$PID\"" m &&
+		labels="pid=\"$PID\",comm=\"helper-busy\"" &&
+		c=$(sample m timingfs_process_cycles_total "$labels") &&
+		u=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"user\"") &&
+		k=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"kernel\"") &&
+		echo "$lo <= $c <= $hi; user $u kernel $k" &&
+		test "$c" -ge "$lo" && test "$c" -le "$hi" &&
+		echo "$u" | grep -E "^[0-9]+\.[0-9]{$DIGITS}$" &&
+		echo "$k" | grep -E "^[0-9]+\.[0-9]{$DIGITS}$" &&
+		awk -v c="$c" -v u="$u" -v k="$k" -v hz="$HZ" -v per_s="$PER_S" "
+			BEGIN { d = (u + k) * hz - c; if (d < 0) d = -d
+				exit !(u + k > 0.5 && d <= 3 * hz / per_s + 1) }"
+	'
+
+	test_expect_success "$UNITS: exporter -p helper-busy: those processes alone" '
+		"$EXPORTER" -m "$MNT" -p helper-busy -o - >m &&
+		grep "pid=\"$PID\",comm=\"helper-busy\"" m &&
+		grep -o "comm=\"[^\"]*\"" m | sort -u >comms &&
+		echo "comm=\"helper-busy\"" >expect &&
+		test_cmp expect comms &&
+		test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)" &&
+		"$EXPORTER" -m "$MNT" -p "^no such name$" -o - >none &&
+		! grep -q "^timingfs_process" none &&
+		test "$(grep -c "^# TYPE timingfs_process" none)" = 2 &&
+		{ ! have_promtool || promtool check metrics <none; }
+	'
+
+	# FILE is renamed over, never written in place: a new inode, none
+	# of the old content, no temporary file left.
+	test_expect_success "$UNITS: exporter replaces FILE whole, leaves no FILE.tmp.*" '
+		echo "old_junk_total 1" >replaced.prom &&
+		inode=$(stat -c %i replaced.prom) &&
+		"$EXPORTER" -m "$MNT" --once -o replaced.prom &&
+		! grep old_junk replaced.prom &&
+		test "$(stat -c %i replaced.prom)" != "$inode" &&
+		test "$(grep -c "^# TYPE " replaced.prom)" = 4 &&
+		! ls replaced.prom.tmp.* 2>/dev/null
+	'
+
+	# A reader that copies FILE over and over while -i rewrites it every
+	# 50 ms sees it whole each time: four families, the last sample last.
+	# TERM goes to the exporter alone (timeout --foreground), as kill(1)
+	# would send it, and it leaves no temporary file.
+	test_expect_success "$UNITS: exporter -i: a reader never sees a partial file" '
+		timeout --foreground 60 "$EXPORTER" -m "$MNT" -i 0.05 \
+			-o loop.prom 2>loop.err &
+		loop=$! &&
+		for i in $(seq 1 200); do
+			[ -s loop.prom ] && break
+			sleep 0.05
+		done &&
+		first=$(stat -c %i loop.prom) &&
+		rewrites=0 &&
+		for i in $(seq 1 150); do
+			cp loop.prom copy &&
+			test "$(grep -c "^# TYPE " copy)" = 4 &&
+			tail -n 1 copy | grep -q "^timingfs_process_cycles_total{" &&
+			grep -q "pid=\"$PID\"" copy || {
+				echo "read $i:"; cat copy; kill $loop; return 1; }
+			test "$(stat -c %i loop.prom)" = "$first" ||
+				rewrites=$((rewrites + 1))
+			sleep 0.01
+		done &&
+		kill -TERM $loop && { wait $loop || :; } &&
+		echo "$rewrites of 150 reads came after a rewrite" &&
+		test "$rewrites" -gt 0 &&
+		cat loop.err && test ! -s loop.err &&
+		! ls loop.prom.tmp.* 2>/dev/null
+	'
+
+	if [ "$UNITS" = windows ]; then
+		# Names the exposition format must escape, and one the kernel
+		# cut inside a UTF-8 character (14 bytes and a 2-byte é).
+		test_expect_success "$UNITS: exporter escapes label values, keeps them UTF-8" '
+			sh -c "printf \"q\\\"b\\\\\\\\c\\nd\" >/proc/self/comm
+				sleep 30; :" &
+			odd=$!
+			sh -c "printf \"abcdefghijklmn\\303\\251\" >/proc/self/comm
+				sleep 30; :" &
+			cut=$!
+			for i in $(seq 1 100); do
+				grep -q "^q" /proc/$odd/comm &&
+					grep -q "^abc" /proc/$cut/comm && break
+				sleep 0.05
+			done &&
+			od -c /proc/$odd/comm && od -c /proc/$cut/comm &&
+			"$EXPORTER" -m "$MNT" -p "^(q|abcdefghijklmn)" -o odd.prom &&
+			kill $odd $cut &&
+			cat odd.prom &&
+			grep -F "timingfs_process_cycles_total{pid=\"$odd\",comm=\"q\\\"b\\\\c\\nd\"} " odd.prom &&
+			grep -F "timingfs_process_cycles_total{pid=\"$cut\",comm=\"abcdefghijklmn?\"} " odd.prom &&
+			{ ! have_promtool || promtool check metrics <odd.prom; }
+		'
+
+		if [ "$EXIT_SOURCE" = taskstats ]; then
+			test_expect_success "$UNITS: exporter: an exited process kept in proc/ has no series" '
+				sleep 30 &
+				p=$! &&
+				"$EXPORTER" -m "$MNT" -o - >alive &&
+				grep "^timingfs_process_cycles_total{pid=\"$p\",comm=\"sleep\"} " alive &&
+				kill $p && { wait $p || :; } &&
+				test -d "$MNT/proc/$p" &&
+				test "$(sed -n "s/^exit_time //p" "$MNT/proc/$p/times")" != 0 &&
+				"$EXPORTER" -m "$MNT" -o - >gone &&
+				! grep "pid=\"$p\"" gone
+			'
+		else
+			test_skip "$UNITS: exporter: an exited process kept in proc/ has no series" \
+				"exit_source $EXIT_SOURCE: exited tasks are not kept here"
+		fi
+	else
+		# keep = 0: a process that ends is ENOENT at once. Hundreds a
+		# second end while the exporter lists and reads: skipped,
+		# never an error.
+		test_expect_success "$UNITS: exporter: processes that vanish are skipped silently" '
+			timeout 60 sh -c "while :; do /bin/true; done" &
+			spawner=$! &&
+			for i in $(seq 1 15); do
+				"$EXPORTER" -m "$MNT" -o - >m 2>err || {
+					cat err; kill $spawner; return 1; }
+				test ! -s err || { cat err; kill $spawner; return 1; }
+			done &&
+			kill $spawner &&
+			grep "pid=\"$PID\"" m
+		'
+
+		# The mount goes in the middle of -i: rounds fail, said on
+		# stderr, and FILE stays the last whole one.
+		test_expect_success "$UNITS: exporter -i: a failed round leaves FILE as it was" '
+			timeout --foreground 60 "$EXPORTER" -m "$MNT" -i 0.1 -o kept.prom \
+				2>kept.err &
+			loop=$! &&
+			for i in $(seq 1 200); do
+				[ -s kept.prom ] && break
+				sleep 0.05
+			done &&
+			fusermount3 -u "$MNT" &&
+			cp kept.prom last &&
+			sleep 0.5 &&
+			kill -TERM $loop && { wait $loop || :; } &&
+			cat kept.err &&
+			grep -F "$MNT is not a timingfs mount" kept.err &&
+			grep -F "kept.prom not written" kept.err &&
+			test_cmp last kept.prom &&
+			test "$(grep -c "^# TYPE " kept.prom)" = 4 &&
+			! ls kept.prom.tmp.* 2>/dev/null
+		'
+	fi
+	unmount_timingfs
+done
+
+# ---- hidepid=noaccess: what the reader may not read is left out -----------
+
+NOACCESS_TITLE='noaccess: exporter as nobody: its own processes, no error'
+chmod 755 "$TRASH"
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+	test_skip "$NOACCESS_TITLE" "not root, or no setpriv: no other user"
+elif ! setpriv --reuid=65534 --regid=65534 --clear-groups \
+	test -x "$MNT" -a -r "$EXPORTER"; then
+	test_skip "$NOACCESS_TITLE" "nobody cannot reach $MNT or $EXPORTER"
+else
+	write_config "$TRASH/noaccess.conf" access.hidepid=noaccess \
+		exited.keep=0
+	mount_timingfs "$TRASH/noaccess.conf" -o allow_other || exit 1
+	# Every process is listed, but nobody may read root's: EACCES,
+	# left out like a process that is gone.
+	test_expect_success "$NOACCESS_TITLE" '
+		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 &
+		mine=$!
+		while [ "$(stat -c %u /proc/$mine)" != 65534 ]; do sleep 0.01; done
+		grep -x "hidepid noaccess" "$MNT/info" &&
+		test -d "$MNT/proc/$PID" &&
+		rc=0 &&
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$EXPORTER" -m "$MNT" -o - >m 2>err || rc=$?
+		kill $mine
+		cat err &&
+		test "$rc" = 0 && test ! -s err &&
+		grep "^timingfs_process_cycles_total{pid=\"$mine\",comm=\"sleep\"} " m &&
+		! grep "pid=\"$PID\"" m && ! grep "pid=\"1\"" m &&
+		test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)"
+	'
+	unmount_timingfs
+fi
+
+test_done
