@@ -9,7 +9,23 @@ require_fuse
 
 TOP=$SRC_ROOT/scripts/timingtop
 EXPORTER=$SRC_ROOT/scripts/timingfs-exporter
-mkdir "$TRASH/notfs"
+PIN=$TRASH/pin
+PIN_PID=
+RE=$TRASH/re
+RE_PID=
+mkdir "$TRASH/notfs" "$PIN" "$RE"
+
+# The pinned mount of the end goes too, after the namespace it is
+# pinned to (test-lib's cleanup kills that first), and the mount a test
+# makes of its own, should it have failed before its unmount (its
+# daemon ends with it).
+cleanup_scripts() {
+	kill_cleanup_pids
+	unmount_timingfs_on PIN "$PIN" >/dev/null 2>&1
+	! is_mounted "$RE" || fusermount3 -u -z "$RE"
+	is_mounted "$PIN" || is_mounted "$RE" || cleanup
+}
+trap cleanup_scripts EXIT
 
 # ---- both scripts, without a mount ---------------------------------------
 
@@ -150,6 +166,11 @@ busy_enough() {
 	}'
 }
 
+# clears FILE: how many times FILE clears the screen (ESC [ H ESC [ 2 J).
+clears() {
+	grep -o "$(printf "\033\\[H\033\\[2J")" "$1" | wc -l
+}
+
 # promtool check metrics, or a note that it is missing.
 have_promtool() {
 	command -v promtool >/dev/null 2>&1
@@ -242,21 +263,35 @@ for UNITS in windows unix; do
 	'
 
 	# script(1) gives it a terminal: the screen cleared before each
-	# report, a title, and no end but -i or a signal.
+	# report, a title; -b or a pipe, neither.
 	test_expect_success "$UNITS: timingtop on a terminal: cleared, titled" '
 		script -q -e -c "\"$TOP\" -m \"$MNT\" -n 2 -d 0.2 -i 2" \
 			/dev/null >tty </dev/null &&
 		cat -A tty &&
-		test "$(grep -o "$(printf "\033\\[H\033\\[2J")" tty | wc -l)" = 2 &&
+		test "$(clears tty)" = 2 &&
 		test "$(grep -c "timingtop  $MNT  [0-9:]*  every 0.2 s" tty)" = 2 &&
-		{ timeout -k 2 2 script -q -c "\"$TOP\" -m \"$MNT\" -d 0.2" \
-			/dev/null >tty2 </dev/null || :; } &&
-		test "$(grep -o "$(printf "\033\\[H\033\\[2J")" tty2 | wc -l)" -ge 3 &&
 		script -q -e -c "\"$TOP\" -b -m \"$MNT\" -n 2 -d 0.2" \
 			/dev/null >tty3 </dev/null &&
 		cat -A tty3 &&
-		! grep -q "$(printf "\033")" tty3 &&
+		test "$(clears tty3)" = 0 &&
 		test "$(grep -c "PID" tty3)" = 1
+	'
+
+	# Without -i, reports follow each other until a signal: three are
+	# awaited, however slow the machine, then it is stopped.
+	test_expect_success "$UNITS: timingtop on a terminal goes on until stopped" '
+		script -q -c "\"$TOP\" -m \"$MNT\" -n 1 -d 0.1" /dev/null \
+			>tty2 </dev/null &
+		term=$!
+		for i in $(seq 1 500); do
+			[ "$(clears tty2)" -ge 3 ] && break
+			sleep 0.05
+		done
+		n=$(clears tty2)
+		kill_tree "$term" TERM
+		wait "$term" || :
+		echo "$n reports" &&
+		test "$n" -ge 3
 	'
 
 	test_expect_success "$UNITS: exporter --once -o FILE writes it, and only it" '
@@ -366,7 +401,7 @@ for UNITS in windows unix; do
 		done &&
 		first=$(stat -c %i loop.prom) &&
 		rewrites=0 &&
-		for i in $(seq 1 150); do
+		for i in $(seq 1 100); do
 			cp loop.prom copy &&
 			test "$(grep -c "^# TYPE " copy)" = 4 &&
 			tail -n 1 copy | grep -q "^timingfs_process_cycles_total{" &&
@@ -377,7 +412,7 @@ for UNITS in windows unix; do
 			sleep 0.01
 		done &&
 		kill -TERM $loop && { wait $loop || :; } &&
-		echo "$rewrites of 150 reads came after a rewrite" &&
+		echo "$rewrites of 100 reads came after a rewrite" &&
 		test "$rewrites" -gt 0 &&
 		cat loop.err && test ! -s loop.err &&
 		! ls loop.prom.tmp.* 2>/dev/null
@@ -423,6 +458,33 @@ for UNITS in windows unix; do
 			test_skip "$UNITS: exporter: an exited process kept in proc/ has no series" \
 				"exit_source $EXIT_SOURCE: exited tasks are not kept here"
 		fi
+
+		# -i reads info again each round: a mount that comes back with
+		# other units has its seconds in those, without a restart.
+		test_expect_success "$UNITS: exporter -i follows the units of a new mount" '
+			helper="^timingfs_process_cpu_seconds_total{pid=\"$PID\",comm=\"helper-busy\",mode=\"user\"}"
+			write_config re-unix.conf format.units=unix
+			start_timingfs_on RE "$RE" -c "$TRASH/$UNITS.conf"
+			timeout --foreground 60 "$EXPORTER" -m "$RE" -i 0.1 \
+				-o re.prom 2>re.err &
+			loop=$!
+			for i in $(seq 1 200); do
+				grep -sqE "$helper [0-9]+\.[0-9]{7}$" re.prom && break
+				sleep 0.05
+			done
+			grep -E "$helper [0-9]+\.[0-9]{7}$" re.prom &&
+			unmount_timingfs_on RE "$RE" &&
+			start_timingfs_on RE "$RE" -c "$TRASH/re-unix.conf" &&
+			for i in $(seq 1 200); do
+				grep -qE "$helper [0-9]+\.[0-9]{9}$" re.prom && break
+				sleep 0.05
+			done
+			kill -TERM $loop
+			wait $loop || :
+			unmount_timingfs_on RE "$RE"
+			grep -E "$helper [0-9]+\.[0-9]{9}$" re.prom &&
+			grep -F "$RE is not a timingfs mount" re.err
+		'
 	else
 		# keep = 0: a process that ends is ENOENT at once. Hundreds a
 		# second end while the exporter lists and reads: skipped,
@@ -430,7 +492,7 @@ for UNITS in windows unix; do
 		test_expect_success "$UNITS: exporter: processes that vanish are skipped silently" '
 			timeout 60 sh -c "while :; do /bin/true; done" &
 			spawner=$! &&
-			for i in $(seq 1 15); do
+			for i in $(seq 1 10); do
 				"$EXPORTER" -m "$MNT" -o - >m 2>err || {
 					cat err; kill $spawner; return 1; }
 				test ! -s err || { cat err; kill $spawner; return 1; }
@@ -496,6 +558,56 @@ else
 		test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)"
 	'
 	unmount_timingfs
+fi
+
+# ---- a mount pinned to a PID namespace ------------------------------------
+
+# The scripts name processes from /proc, so the mount must number them
+# as /proc does: pinned to the reader's own namespace it does, pinned to
+# another it does not (there, 1 is that namespace's init).
+PINNED_TITLE='pinned: to our namespace, accepted; to another, no names'
+if ! command -v unshare >/dev/null 2>&1 ||
+	! unshare -p -f --mount-proc true 2>/dev/null; then
+	test_skip "$PINNED_TITLE" "unshare cannot make a PID namespace here"
+elif ! start_timingfs_on PIN "$PIN" -o pidns=/proc/$$/ns/pid; then
+	test_skip "$PINNED_TITLE" "timingfs cannot pin a mount here"
+else
+	test_expect_success "$PINNED_TITLE (ours)" '
+		grep -x "pidns $(stat -L -c %i /proc/self/ns/pid)" "$PIN/info" &&
+		"$EXPORTER" -m "$PIN" -o - >m &&
+		grep "^timingfs_process_cycles_total{pid=\"1\",comm=\"$(cat /proc/1/comm)\"} " m &&
+		"$TOP" -m "$PIN" -P -p 1 -d 0.2 >out &&
+		cat out &&
+		test "$(awk "NR == 2 { print \$1, \$3 }" out)" = \
+			"1 $(cat /proc/1/comm)"
+	'
+	unmount_timingfs_on PIN "$PIN"
+	# Its init: unshare forks it, and it says when it runs.
+	unshare -p -f --mount-proc sh -c 'echo ready >"$1"; exec sleep 1000' \
+		sh "$TRASH/ns.ready" &
+	NS=$!
+	kill_at_exit "$NS"
+	for i in $(seq 1 200); do
+		[ -s "$TRASH/ns.ready" ] && break
+		sleep 0.05
+	done
+	NS_INIT=$(ps -o pid= --ppid "$NS" | tr -d " ")
+	if ! start_timingfs_on PIN "$PIN" -o pidns=/proc/$NS_INIT/ns/pid; then
+		test_skip "$PINNED_TITLE (another)" \
+			"timingfs cannot pin a mount to another namespace (Linux < 6.10)"
+	else
+		test_expect_success "$PINNED_TITLE (another)" '
+			grep -x "pidns $(stat -L -c %i /proc/$NS_INIT/ns/pid)" "$PIN/info" &&
+			! "$EXPORTER" -m "$PIN" -o x.prom 2>err &&
+			cat err &&
+			grep -F "$PIN numbers the processes of PID namespace" err &&
+			test ! -e x.prom &&
+			"$TOP" -m "$PIN" -n 1 -d 0.2 >out &&
+			cat out &&
+			test "$(awk "NR == 2 { print \$1, \$2, \$3 }" out)" = "1 1 ?"
+		'
+		unmount_timingfs_on PIN "$PIN"
+	fi
 fi
 
 test_done
