@@ -290,7 +290,7 @@ static int preflight(const struct options *o, const char *mountpoint)
 	return 0;
 }
 
-/* Our default mount options, in front of the user's; ro after them. */
+/* Our default mount options, in front of the user's. */
 static int add_mount_defaults(struct fuse_args *args, const struct options *o)
 {
 	const char *opts = o->no_auto_unmount ?
@@ -299,13 +299,7 @@ static int add_mount_defaults(struct fuse_args *args, const struct options *o)
 				   "-oro,default_permissions,fsname=timingfs,"
 				   "subtype=timingfs,auto_unmount";
 
-	/*
-	 * And ro after them: mount(8) passes rw to mount.fuse3 unasked,
-	 * and nothing here can be written.
-	 */
-	if (fuse_opt_insert_arg(args, 1, opts) != 0)
-		return -1;
-	return fuse_opt_add_arg(args, "-oro");
+	return fuse_opt_insert_arg(args, 1, opts);
 }
 
 /*

@@ -31,8 +31,9 @@ if [ "$(id -u)" = 0 ] && [ ! -e "$LINK" ] && [ -d /usr/local/sbin ] &&
 		{
 			is_mounted "$MNT" &&
 			test "$(units_of)" = unix &&
-			grep -E "^timingfs $MNT fuse.timingfs ro,.*allow_other" \
-				/proc/mounts
+			grep -E "^timingfs $MNT fuse.timingfs .*allow_other" \
+				/proc/mounts &&
+			test "$($BIN/helper-io errno write "$MNT/info")" = EROFS
 		} || rc=1
 		umount "$MNT"
 		wait_unmounted
