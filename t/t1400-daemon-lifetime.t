@@ -135,7 +135,7 @@ test_expect_success 'multi-threaded: at most max_threads workers' '
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
-	test "$threads" -le 5 # main, SIGHUP's and 3 workers
+	test "$threads" -le 5 # main, the SIGHUP thread, 3 workers
 '
 
 test_expect_success 'multi-threaded by default, 10 workers at most' '
