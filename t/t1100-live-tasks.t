@@ -14,10 +14,7 @@ before_start=$(date +%s%N)
 "$BIN/helper-busy" -k >"$TRASH/pids" &
 HELPER=$!
 kill_at_exit "$HELPER"
-for i in $(seq 1 200); do
-	[ -s "$TRASH/pids" ] && break
-	sleep 0.05
-done
+wait_file "$TRASH/pids"
 after_start=$(date +%s%N)
 read -r PID BUSY SLEEPER <"$TRASH/pids"
 HZ=$(sed -n "s/^tsc_hz //p" "$MNT/info")

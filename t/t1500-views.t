@@ -55,17 +55,6 @@ child_of() {
 	return 1
 }
 
-# wait_file FILE: up to 10 s for FILE to be non-empty.
-wait_file() {
-	local i
-	for i in $(seq 1 200); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	echo "no $1" >&2
-	return 1
-}
-
 # The body of a namespace's init: two sleepers, which are 2 and 3 there.
 NS_INIT_BODY='sleep 1000 & sleep 1000 & echo ready >"$1"; wait'
 

@@ -17,17 +17,6 @@ fi
 HZ=$(sed -n "s/^tsc_hz //p" "$MNT/info")
 export HZ
 
-# await FILE [LINES]: up to 10 s for FILE to hold LINES (1) lines.
-await() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "${2:-1}" ] &&
-			return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # kept DIR: up to 1 s for DIR's exit_time to be set (the record is read
 # by the daemon's listener, a moment after the kernel sent it).
 kept() {
@@ -68,14 +57,14 @@ consistent() {
 child_start() {
 	"$BIN/helper-exit" child "$2" "$TRASH/go.$1" >"$TRASH/$1.out" &
 	echo $! >"$TRASH/$1.helper"
-	await "$TRASH/$1.out"
+	wait_file "$TRASH/$1.out"
 }
 
 child_reap() {
 	touch "$TRASH/go.$1"
 	wait "$(cat "$TRASH/$1.helper")"
 }
-export -f await kept value near consistent
+export -f kept value near consistent
 
 test_expect_success 'info: exit_source taskstats, keep, and the counts' '
 	cat "$MNT/info" >info &&
@@ -89,7 +78,7 @@ test_expect_success 'info: exit_source taskstats, keep, and the counts' '
 "$BIN/helper-exit" child 300 "$TRASH/go.child" >"$TRASH/child.out" &
 kill_at_exit $!
 CHILD_HELPER=$!
-await "$TRASH/child.out"
+wait_file "$TRASH/child.out"
 CHILD=$(head -n 1 "$TRASH/child.out")
 CHILD_CT=$(cat "$MNT/proc/$CHILD/creation_time")
 CHILD_ET=$(cat "$MNT/proc/$CHILD/exit_time")
@@ -146,11 +135,11 @@ test_expect_success 'gone after keep seconds: ENOENT, and unlisted' '
 "$BIN/helper-exit" thread 300 "$TRASH/go.thread" >"$TRASH/thread.out" &
 THREAD_HELPER=$!
 kill_at_exit $THREAD_HELPER
-await "$TRASH/thread.out"
+wait_file "$TRASH/thread.out"
 read -r PID TID <"$TRASH/thread.out"
 TID_CT=$(cat "$MNT/proc/$PID/threads/$TID/creation_time")
 touch "$TRASH/go.thread"
-await "$TRASH/thread.out" 2
+wait_file "$TRASH/thread.out" 2
 read -r U1 U2 < <(sed -n 2p "$TRASH/thread.out")
 kept "$MNT/proc/$PID/threads/$TID" &&
 	cat "$MNT/proc/$PID/threads/$TID/times" >"$TRASH/thread.times" &&
@@ -187,7 +176,7 @@ test_expect_success 'the live process counts its exited thread, and runs on' '
 "$BIN/helper-exit" group 100 "$TRASH/go.group" >"$TRASH/group.out" &
 GROUP_HELPER=$!
 kill_at_exit $GROUP_HELPER
-await "$TRASH/group.out"
+wait_file "$TRASH/group.out"
 read -r GPID GTID <"$TRASH/group.out"
 touch "$TRASH/go.group"
 wait $GROUP_HELPER
@@ -217,7 +206,7 @@ test_expect_success 'a number taken again while kept: the live task shows' '
 	old_ct=$(cat "$MNT/proc/$old/creation_time")
 	"$BIN/helper-exit" reuse "$old" >reuse.out &
 	r=$!
-	await reuse.out
+	wait_file reuse.out
 	test "$(cat reuse.out)" = "$old"
 	cat "$MNT/proc/$old/times" >new.times
 	ls "$MNT/proc/$old/threads" >new.ls
@@ -232,7 +221,7 @@ test_expect_success 'a task of a PID namespace: kept under its numbers there' '
 	unshare -p -f --mount-proc bash -c "
 		\$BIN/helper-exit child 100 \$TRASH/go.ns >\$TRASH/ns.out &
 		h=\$!
-		await \$TRASH/ns.out && c=\$(head -n 1 \$TRASH/ns.out) &&
+		wait_file \$TRASH/ns.out && c=\$(head -n 1 \$TRASH/ns.out) &&
 		ct=\$(cat \$MNT/proc/\$c/creation_time) &&
 		touch \$TRASH/go.ns && wait \$h &&
 		kept \$MNT/proc/\$c &&
@@ -303,7 +292,7 @@ test_expect_success 'hidepid=invisible: a kept task exists for its owner alone' 
 	setpriv --reuid=$nobody --regid=$nobody --clear-groups \
 		"$BIN/helper-exit" child 10 "$TRASH/go.theirs" >theirs.out &
 	h=$!
-	await theirs.out
+	wait_file theirs.out
 	theirs=$(head -n 1 theirs.out)
 	touch "$TRASH/go.theirs"
 	wait $h

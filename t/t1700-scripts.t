@@ -140,10 +140,7 @@ fi
 "$BIN/helper-busy" -k >"$TRASH/pids" &
 HELPER=$!
 kill_at_exit "$HELPER"
-for i in $(seq 1 200); do
-	[ -s "$TRASH/pids" ] && break
-	sleep 0.05
-done
+wait_file "$TRASH/pids"
 read -r PID BUSY SLEEPER <"$TRASH/pids"
 
 # The busy thread's runtime in ns, from the kernel.
@@ -589,10 +586,7 @@ else
 		sh "$TRASH/ns.ready" &
 	NS=$!
 	kill_at_exit "$NS"
-	for i in $(seq 1 200); do
-		[ -s "$TRASH/ns.ready" ] && break
-		sleep 0.05
-	done
+	wait_file "$TRASH/ns.ready"
 	NS_INIT=$(ps -o pid= --ppid "$NS" | tr -d " ")
 	if ! start_timingfs_on PIN "$PIN" -o pidns=/proc/$NS_INIT/ns/pid; then
 		test_skip "$PINNED_TITLE (another)" \

@@ -30,6 +30,8 @@
 #                                       ends, however it ends
 #   kill_cleanup_pids                   do that now (for a script's own
 #                                       cleanup, before test-lib's)
+#   wait_file FILE [LINES]              up to 10 s for FILE to have content
+#                                       (or LINES lines)
 #   test_cmp EXPECTED ACTUAL            diff -u
 #   nums DIR [SKIP]                     DIR's numeric entries, one line
 #
@@ -324,6 +326,24 @@ nums_but_me() {
 	nums "$1" "$$"
 }
 export -f nums nums_but_me
+
+# wait_file FILE [LINES]: up to 10 s for FILE to have content, or at
+# least LINES lines (what a helper prints once it runs); 1 if it has not.
+wait_file() {
+	local i
+	for i in $(seq 1 200); do
+		if [ -n "${2:-}" ]; then
+			[ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] &&
+				return 0
+		elif [ -s "$1" ]; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "no $1" >&2
+	return 1
+}
+export -f wait_file
 
 # test_cmp EXPECTED ACTUAL: like git's, a diff on failure.
 test_cmp() {
