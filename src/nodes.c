@@ -291,6 +291,7 @@ struct table {
 	struct seen threads; /* the threads of the process met alive */
 	struct seen processes; /* the processes met alive */
 	uint64_t born; /* when the process was made */
+	bool have_born; /* born from its main thread's line */
 };
 
 /* Collect what is met alive only where kept tasks may be added to it. */
@@ -318,6 +319,10 @@ static int table_thread(void *ctx, pid_t tid)
 	ret = table_saw(t, &t->threads, nr);
 	if (ret < 0)
 		return ret;
+	if (tid == t->pid) { /* the process starts with its main thread */
+		t->born = times.creation_ns;
+		t->have_born = true;
+	}
 	return render_table_row(t->b, engine_units(e), t->nr, nr, &times);
 }
 
@@ -344,12 +349,14 @@ static int table_process(struct table *t)
 	int ret = 0;
 
 	t->threads.count = 0;
+	t->have_born = false;
 	if (t->pid > 0)
 		ret = engine_for_each_thread(t->r->env->engine, t->pid,
 					     table_thread, t);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
-	if (!t->r->env->exited || process_creation(t->r, t->nr, &t->born) < 0)
+	if (!t->r->env->exited ||
+	    (!t->have_born && process_creation(t->r, t->nr, &t->born) < 0))
 		return ret;
 	return exited_for_each(t->r->env->exited, t->r->view->ns_ino, t->nr,
 			       mono_now(), table_exited_thread, t);
