@@ -1,13 +1,15 @@
 #!/bin/bash
-# Errors: names that do not exist are ENOENT, every change is EROFS, a
-# broken source is EIO. Each call is made by helper-io, which prints the
-# errno name, so that the test sees the exact error and no shell's
-# rewording of it.
+test_description='Errors: names that do not exist are ENOENT, every
+change is EROFS, a broken source is EIO. Each call is made by helper-io,
+which prints the errno name, so that the test sees the exact error and
+no shell rewording of it.'
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
-fixture_config "$TRASH/m2.conf" m2
-mount_timingfs "$TRASH/m2.conf" || exit 1
+test_expect_success 'setup: the m2 fixture mounted' '
+	fixture_config "$TRASH/m2.conf" m2 &&
+	mount_timingfs "$TRASH/m2.conf"
+'
 
 # errno_of CALL PATH [PATH2]: the errno name of one call.
 errno_of() {
@@ -30,8 +32,10 @@ test_expect_success 'non-canonical and out-of-range names are ENOENT' '
 		groups/0/cpu+1 groups/0/CPU1 groups/0/cpu1x groups/0/1 \
 		proc/100/nothing proc/100/threads/101/threads proc/Self \
 		groups/Current INFO; do
-		printf "%s %s\n" "$name" "$(errno_of stat "$MNT/$name")"
+		printf "%s %s\n" "$name" "$(errno_of stat "$MNT/$name")" ||
+			return 1
 	done >actual &&
+	test "$(wc -l <actual)" = 33 &&
 	cat actual &&
 	! grep -v " ENOENT\$" actual
 '
@@ -110,24 +114,18 @@ test_expect_success 'nothing changed' '
 	test_cmp expect actual
 '
 
-unmount_timingfs
-
 # Mounted read-write, the kernel passes the changes on: the daemon
 # itself refuses them. Only root gets past the permission checks of
 # files that are 0444.
-if [ "$(id -u)" = 0 ]; then
-	mount_timingfs "$TRASH/m2.conf" -o rw || exit 1
-	test_expect_success 'mounted rw: the daemon refuses every change, EROFS' '
-		grep " $MNT fuse.timingfs rw," /proc/self/mounts &&
-		check_erofs >actual &&
-		cat actual &&
-		! grep -v " EROFS\$" actual &&
-		test "$(wc -l <actual)" = 27
-	'
-	unmount_timingfs
-else
-	test_skip 'mounted rw: the daemon refuses every change, EROFS' \
-		'not root'
-fi
+test_expect_success ROOT 'mounted rw: the daemon refuses every change, EROFS' '
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0 &&
+	mount_timingfs "$TRASH/m2.conf" -o rw &&
+	grep " $MNT fuse.timingfs rw," /proc/self/mounts &&
+	check_erofs >actual &&
+	cat actual &&
+	! grep -v " EROFS\$" actual &&
+	test "$(wc -l <actual)" = 27
+'
 
 test_done
