@@ -1,8 +1,8 @@
 #!/bin/bash
-# The command line: help and version, usage errors (exit 2), every
-# configuration error named by file, line and key (exit 2, nothing
-# mounted), a mount point that is not there (exit 1), and the three ways
-# of naming the configuration, each honoured.
+test_description='The command line: help and version, usage errors
+(exit 2), every configuration error named by file, line and key (exit 2,
+nothing mounted), a mount point that is not there (exit 1), and the
+three ways of naming the configuration, each honoured.'
 . "$(dirname "$0")/test-lib.sh"
 
 if [ ! -x "$TIMINGFS" ]; then
@@ -11,7 +11,6 @@ if [ ! -x "$TIMINGFS" ]; then
 fi
 VERSION=$(sed -n 's/^VERSION = //p' "$SRC_ROOT/Makefile")
 Q="'"
-export VERSION Q
 
 # run_tfs ARGS...: run timingfs in the foreground with $MNT last; its
 # exit status in $status, its output in out and err. Bounded: a daemon
@@ -48,6 +47,7 @@ test_expect_success '--help: usage and every option, exit 0' '
 '
 
 test_expect_success '--version and -V: the version of the Makefile' '
+	test -n "$VERSION" &&
 	"$TIMINGFS" --version >out &&
 	grep -x "timingfs version $VERSION" out &&
 	grep "^libfuse version 3\." out &&
@@ -56,9 +56,8 @@ test_expect_success '--version and -V: the version of the Makefile' '
 '
 
 test_expect_success 'no mount point: exit 2' '
-	status=0 && "$TIMINGFS" -f 2>err || status=$?
+	test_expect_code 2 "$TIMINGFS" -f 2>err &&
 	cat err &&
-	test "$status" = 2 &&
 	grep "no mount point" err
 '
 
@@ -135,65 +134,49 @@ test_expect_success 'every way of naming a bad configuration is read' '
 
 test_expect_success 'a mount point that is not there: exit 1' '
 	fixture_config m2.conf m2 &&
-	status=0 &&
-	timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" "$TRASH/nowhere" \
-		2>err || status=$?
+	test_expect_code 1 timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" \
+		"$TRASH/nowhere" 2>err &&
 	cat err &&
-	test "$status" = 1 &&
 	grep "cannot mount on $TRASH/nowhere" err
 '
 
 test_expect_success 'a mount point that is a file: exit 1, and nothing mounted' '
 	fixture_config m2.conf m2 &&
 	: >afile &&
-	status=0 &&
-	timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" "$TRASH/afile" \
-		2>err || status=$?
+	test_expect_code 1 timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" \
+		"$TRASH/afile" 2>err &&
 	cat err &&
-	test "$status" = 1 &&
 	grep -x "timingfs: cannot mount on $TRASH/afile: not a directory" err &&
 	! awk -v d="$TRASH/afile" "\$2 == d" /proc/mounts | grep .
 '
 
-if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
-	test_expect_success 'no /dev/fuse: exit 1, and what to do' '
-		fixture_config m2.conf m2 &&
-		status=0 &&
-		unshare -m sh -c "mount -t tmpfs none /dev &&
-			exec \"$TIMINGFS\" -f -c \"$TRASH/m2.conf\" \"$MNT\"" \
-			2>err || status=$?
-		cat err &&
-		test "$status" = 1 &&
-		grep "cannot open /dev/fuse: there is none: load the fuse module" err
-	'
-else
-	test_skip 'no /dev/fuse: exit 1, and what to do' 'needs root and unshare'
-fi
+test_expect_success ROOT,UNSHARE 'no /dev/fuse: exit 1, and what to do' '
+	fixture_config m2.conf m2 &&
+	test_expect_code 1 unshare -m sh -c "mount -t tmpfs none /dev &&
+		exec \"$TIMINGFS\" -f -c \"$TRASH/m2.conf\" \"$MNT\"" 2>err &&
+	cat err &&
+	grep "cannot open /dev/fuse: there is none: load the fuse module" err
+'
 
-if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null 2>&1; then
-	test_expect_success 'SOURCE MOUNTPOINT, as mount.fuse3 runs it: mounts' '
-		fixture_config m2.conf m2 format.units=unix &&
-		start_timingfs timingfs -o "config=$TRASH/m2.conf" &&
+test_expect_success FUSE 'SOURCE MOUNTPOINT, as mount.fuse3 runs it: mounts' '
+	fixture_config m2.conf m2 format.units=unix &&
+	start_timingfs timingfs -o "config=$TRASH/m2.conf" &&
+	grep -x "units unix" "$MNT/info" &&
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0
+'
+
+test_expect_success FUSE 'each way of naming the configuration is honoured' '
+	fixture_config m2.conf m2 format.units=unix &&
+	for form in "-c $TRASH/m2.conf" "--config=$TRASH/m2.conf" \
+		"-o config=$TRASH/m2.conf"; do
+		start_timingfs $form &&
 		grep -x "units unix" "$MNT/info" &&
+		grep -x "tsc_hz 3000000000" "$MNT/info" &&
+		test "$(cat "$MNT/proc/100/cycles")" = 12000000000 &&
 		unmount_timingfs &&
-		test "$TFS_STATUS" = 0
-	'
-
-	test_expect_success 'each way of naming the configuration is honoured' '
-		fixture_config m2.conf m2 format.units=unix &&
-		for form in "-c $TRASH/m2.conf" "--config=$TRASH/m2.conf" \
-			"-o config=$TRASH/m2.conf"; do
-			start_timingfs $form &&
-			grep -x "units unix" "$MNT/info" &&
-			grep -x "tsc_hz 3000000000" "$MNT/info" &&
-			test "$(cat "$MNT/proc/100/cycles")" = 12000000000 &&
-			unmount_timingfs &&
-			test "$TFS_STATUS" = 0 || return 1
-		done
-	'
-else
-	test_skip 'each way of naming the configuration is honoured' \
-		'no /dev/fuse or fusermount3'
-fi
+		test "$TFS_STATUS" = 0 || return 1
+	done
+'
 
 test_done

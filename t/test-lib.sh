@@ -28,7 +28,7 @@
 #   test_lazy_prereq NAME 'script'  NAME holds if script succeeds; run
 #                           once, on first need, in a directory of its own
 #   test_have_prereq P,Q,!R all of them hold (R does not)
-#   Predefined lazy: ROOT, SETPRIV, UNSHARE (PID namespaces work),
+#   Predefined lazy: ROOT, FUSE (/dev/fuse and fusermount3), SETPRIV, UNSHARE (PID namespaces work),
 #   PYTHON3, BUSYBOX, STRACE, PROMTOOL, MANDOC, SYSTEMD_ANALYZE,
 #   SHELLCHECK, SCRIPT (util-linux script), DASH, PERL.
 #
@@ -280,6 +280,7 @@ test_have_prereq() {
 }
 
 test_lazy_prereq ROOT '[ "$(id -u)" = 0 ]'
+test_lazy_prereq FUSE '[ -c /dev/fuse ] && command -v fusermount3'
 test_lazy_prereq SETPRIV 'command -v setpriv'
 test_lazy_prereq UNSHARE '
 	command -v unshare && command -v nsenter &&
