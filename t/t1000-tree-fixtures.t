@@ -1,12 +1,25 @@
 #!/bin/bash
-# The mounted tree on fixture roots: its shape and exact values, in both
-# unit systems, with groups of 64 and of fewer. tsc_hz is 3 GHz, so a
-# nanosecond is 3 cycles; USER_HZ is 100.
+test_description='The mounted tree on fixture roots: its shape and exact
+values, in both unit systems, with groups of 64 and of fewer. tsc_hz is
+3 GHz, so a nanosecond is 3 cycles; USER_HZ is 100.'
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
-fixture_config "$TRASH/m2.conf" m2
-mount_timingfs "$TRASH/m2.conf" || exit 1
+# remount NAME FIXTURE [key=value...]: the daemon before (if any) ends
+# cleanly, and one on FIXTURE with those keys serves $MNT.
+remount() {
+	local name=$1 fixture=$2
+	shift 2
+	if [ -n "$TFS_PID" ]; then
+		unmount_timingfs && test "$TFS_STATUS" = 0 || return 1
+	fi
+	fixture_config "$TRASH/$name.conf" "$fixture" "$@" &&
+		mount_timingfs "$TRASH/$name.conf"
+}
+
+test_expect_success 'setup: the m2 fixture mounted' '
+	remount m2 m2
+'
 
 test_expect_success 'the root holds info, groups and proc' '
 	ls "$MNT" >actual &&
@@ -53,7 +66,7 @@ test_expect_success 'the whole tree of m2' '
 '
 
 test_expect_success 'types and modes: files 0444, dirs 0555, links 0777' '
-	(cd "$MNT" && find . -printf "%y %m %s %p\n" 2>/dev/null) >all || :
+	{ (cd "$MNT" && find . -printf "%y %m %s %p\n" 2>/dev/null) >all || :; } &&
 	cat all &&
 	! grep -v -e "^d 555 " -e "^f 444 0 " -e "^l 777 " all &&
 	grep -x "l 777 .* ./proc/self" all &&
@@ -231,10 +244,9 @@ test_expect_success 'non-canonical names are ENOENT' '
 	! grep -v -e " ENOENT\$" -e "^info/x ENOTDIR\$" actual
 '
 
-unmount_timingfs
-
-fixture_config "$TRASH/unix.conf" m2 format.units=unix
-mount_timingfs "$TRASH/unix.conf" || exit 1
+test_expect_success 'setup: m2 with format.units=unix mounted' '
+	remount unix m2 format.units=unix
+'
 
 test_expect_success 'unix units: durations and timestamps in ns' '
 	cat >expect <<-\EOT &&
@@ -250,10 +262,9 @@ test_expect_success 'unix units: durations and timestamps in ns' '
 	grep -x "units unix" "$MNT/info"
 '
 
-unmount_timingfs
-
-fixture_config "$TRASH/cpuidle.conf" cpuidle
-mount_timingfs "$TRASH/cpuidle.conf" || exit 1
+test_expect_success 'setup: cpuidle mounted' '
+	remount cpuidle cpuidle
+'
 
 # The residencies of the idle states, microseconds: cpu0 100 + 2000000 +
 # 500000 = 2.5001 s, cpu1 10 + 1000 = 1.01 ms; /proc/stat is not used.
@@ -265,10 +276,9 @@ test_expect_success 'cpuidle: idle cycles from the idle states residencies' '
 	test "$(cat "$MNT/groups/0/cpu1/idle_cycles")" = 3030000
 '
 
-unmount_timingfs
-
-fixture_config "$TRASH/nonuma.conf" nonuma groups.max_size=2
-mount_timingfs "$TRASH/nonuma.conf" || exit 1
+test_expect_success 'setup: nonuma with groups.max_size=2 mounted' '
+	remount nonuma nonuma groups.max_size=2
+'
 
 # No node directories: every CPU is in node 0, which groups of 2 split.
 test_expect_success 'no NUMA information: one node, split by max_size' '
@@ -283,10 +293,9 @@ test_expect_success 'no NUMA information: one node, split by max_size' '
 	test "$($BIN/helper-io errno stat "$MNT/groups/1/cpu1")" = ENOENT
 '
 
-unmount_timingfs
-
-fixture_config "$TRASH/m96.conf" m96
-mount_timingfs "$TRASH/m96.conf" || exit 1
+test_expect_success 'setup: m96 mounted' '
+	remount m96 m96
+'
 
 # node0 = 0-23,48-71 and node1 = 24-47,72-95 (CPU 30 offline): each
 # fills a group of its own.
@@ -312,10 +321,9 @@ test_expect_success 'm96: idle cycles by group-relative number' '
 	grep -x "cpu47 32910000000" "$MNT/groups/1/idle_cycles"
 '
 
-unmount_timingfs
-
-fixture_config "$TRASH/m96-16.conf" m96 groups.max_size=16
-mount_timingfs "$TRASH/m96-16.conf" || exit 1
+test_expect_success 'setup: m96 with groups.max_size=16 mounted' '
+	remount m96-16 m96 groups.max_size=16
+'
 
 test_expect_success 'm96, groups of 16: nodes split in CPU order' '
 	for g in 0 1 2 3 4 5; do
@@ -334,10 +342,9 @@ test_expect_success 'm96, groups of 16: nodes split in CPU order' '
 	grep -x "group_max_size 16" "$MNT/info"
 '
 
-unmount_timingfs
-
-fixture_config "$TRASH/m200.conf" m200
-mount_timingfs "$TRASH/m200.conf" || exit 1
+test_expect_success 'setup: m200 mounted' '
+	remount m200 m200
+'
 
 test_expect_success 'm200: a node of 100 splits 64 + 36, the next starts anew' '
 	for g in 0 1 2 3; do
@@ -349,5 +356,9 @@ test_expect_success 'm200: a node of 100 splits 64 + 36, the next starts anew' '
 	test "$(cat "$MNT/groups/3/cpu35/cpu")" = 199
 '
 
-unmount_timingfs
+test_expect_success 'the last daemon unmounts, exit 0' '
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0
+'
+
 test_done
