@@ -56,8 +56,7 @@ static void expect_error(const char *text, int line, const char *msg,
 	snprintf(want, sizeof(want), "%s:%d: %s", path, line, msg);
 	check_int(ret, -EINVAL, "%s: EINVAL", title);
 	check_str(err, want, "%s: message", title);
-	if (cfg.group_max_size != 7)
-		check(false, "%s: configuration untouched", title);
+	check_int(cfg.group_max_size, 7, "%s: configuration untouched", title);
 }
 
 static void test_defaults(void)

@@ -28,10 +28,26 @@ static void test_durations(void)
 		  184467440737095516ULL, "windows duration of 2^64-1 ns");
 }
 
+/*
+ * The FILETIME of the Unix epoch, from the calendar: the days of the
+ * Gregorian years 1601 to 1969 in 100 ns intervals, so that the
+ * constant is checked against something other than itself.
+ */
+static uint64_t epoch_from_calendar(void)
+{
+	uint64_t days = 0;
+	int y;
+
+	for (y = 1601; y < 1970; y++)
+		days += (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 366 :
+									 365;
+	return days * 86400 * 10000000;
+}
+
 static void test_timestamps(void)
 {
-	check_u64(UNITS_FILETIME_UNIX_EPOCH, 116444736000000000ULL,
-		  "the Unix epoch as FILETIME: 369 years of 100 ns");
+	check_u64(UNITS_FILETIME_UNIX_EPOCH, epoch_from_calendar(),
+		  "the Unix epoch as FILETIME: 1601..1969 in 100 ns");
 	check_u64(units_timestamp(UNITS_WINDOWS, 1), 116444736000000000ULL,
 		  "1 ns after the Unix epoch is the epoch as FILETIME");
 	check_u64(units_timestamp(UNITS_WINDOWS, 100), 116444736000000001ULL,
