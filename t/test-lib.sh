@@ -352,13 +352,22 @@ test_path_is_missing() {
 }
 
 # test_chain_lint_ BODY: 0 when BODY is one &&-chain. As in git: a
-# chain is short-circuited by a first link that fails with 117; a
-# broken link lets a later command run, and the status tells. The
-# commands after a break do run (in a subshell, output discarded).
+# chain is short-circuited by a first link that fails with 117, and only
+# a broken link lets a later command run and the status through. So
+# that such a command can do no harm, the check runs in a bare shell of
+# its own: no PATH, none of the script's functions or variables, $TRASH
+# and $MNT a scratch directory, the builtins that act on processes
+# stubbed, no file overwritten (noclobber).
 test_chain_lint_() {
-	local out
-	out=$( (eval "(exit 117) && $1
-echo OK-\$? >&3") 3>&1 >/dev/null 2>&1 </dev/null)
+	local out dir=$TRASH/.chain-lint
+	mkdir -p "$dir" || return 1
+	out=$(cd "$dir" && env -i PATH=/nonexistent TRASH="$dir" MNT="$dir" \
+		HOME="$dir" /bin/bash --noprofile --norc -o noclobber -c '
+		kill() { :; } && wait() { :; } && trap() { :; } &&
+		ulimit() { :; } && umask() { :; } && cd() { :; }
+		(exit 117) && '"$1"'
+		echo OK-$? >&3' 3>&1 >/dev/null 2>&1 </dev/null)
+	rm -rf "$dir"
 	[ "$out" = OK-117 ]
 }
 
