@@ -1,0 +1,69 @@
+#!/bin/bash
+test_description='Faults: sources that vanish or lie, a full taskstats
+socket, readers killed in the middle of a read, a stale mount. A reader
+gets ENOENT for a task that is gone or a name that is not there, and EIO
+for a source that is broken: never an empty or made-up value; the
+daemon lives through all of it.'
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+# A copy of the m2 fixture, which the tests break and mend while it is
+# mounted: the engine reads its files at every open. Thread 102's stat,
+# cut short in m2 (t1200), is mended here so that the tables read.
+TREE=$TRASH/tree
+T101=$TREE/proc/100/task/101
+
+# errno_of CALL PATH: the errno name of one call (helper-io).
+errno_of() {
+	"$BIN/helper-io" errno "$@"
+}
+
+# put FILE TEXT: FILE of the tree (relative to it) holds TEXT now.
+put() {
+	printf "%s" "$2" >"$TREE/$1"
+}
+
+# mend: the tree as it was after setup.
+mend() {
+	rm -rf "$TREE" && cp -r "$TRASH/tree.orig" "$TREE"
+}
+
+test_expect_success 'setup: a copy of m2 mounted' '
+	cp -r "$FIXTURES/m2" "$TREE" &&
+	sed "s/^101 /102 /" "$T101/stat" >"$TREE/proc/100/task/102/stat" &&
+	cp -r "$TREE" "$TRASH/tree.orig" &&
+	write_config "$TRASH/tree.conf" "sources.proc=$TREE/proc" \
+		"sources.sys=$TREE/sys" clock.tsc_hz=3000000000 &&
+	mount_timingfs "$TRASH/tree.conf" &&
+	# Thread 101: 2500 ns of runtime, 0 utime and stime: all user
+	# time; started 5001 ticks after btime 1700000000.
+	cat >times.101 <<-\EOT &&
+	cycles 7500
+	kernel_time 0
+	user_time 25
+	creation_time 133444736500100000
+	exit_time 0
+	EOT
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp times.101 actual &&
+	printf "cpu0 150600000000\ncpu1 150900000000\n" >idle.expect &&
+	cat "$MNT/groups/0/idle_cycles" >actual &&
+	test_cmp idle.expect actual
+'
+
+test_expect_success 'PROC/stat replaced or removed: read afresh, then EIO' '
+	test_when_finished mend &&
+	sed "s/^cpu1 200 0 100 5000 30/cpu1 200 0 100 6000 30/" \
+		"$TREE/proc/stat" >stat.new &&
+	mv stat.new "$TREE/proc/stat" &&
+	cat "$MNT/groups/0/idle_cycles" >actual &&
+	printf "cpu0 150600000000\ncpu1 180900000000\n" >expect &&
+	test_cmp expect actual &&
+	rm "$TREE/proc/stat" &&
+	test "$(errno_of read "$MNT/groups/0/idle_cycles")" = EIO &&
+	test "$(errno_of read "$MNT/groups/0/cpu0/idle_cycles")" = EIO &&
+	test_must_fail cat "$MNT/groups/0/idle_cycles" >out &&
+	test ! -s out
+'
+
+test_done
