@@ -200,7 +200,8 @@ int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask);
  * Sets bit M of *@mask and @cycles[M] for each processor read;
  * @cycles has room for 64. The value of a processor never goes
  * backwards between calls, even where the kernel's does. -ENOENT for
- * no such group, -EIO for a malformed source.
+ * no such group, -EIO for a malformed source or one that leaves out a
+ * processor that is online.
  */
 int engine_group_idle_cycles(struct engine *e, unsigned int group,
 			     uint64_t *mask, uint64_t cycles[64]);

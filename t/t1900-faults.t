@@ -59,11 +59,45 @@ test_expect_success 'PROC/stat replaced or removed: read afresh, then EIO' '
 	cat "$MNT/groups/0/idle_cycles" >actual &&
 	printf "cpu0 150600000000\ncpu1 180900000000\n" >expect &&
 	test_cmp expect actual &&
+	# What the mended tree reads from now on: idle never goes back.
+	mv expect idle.expect &&
 	rm "$TREE/proc/stat" &&
 	test "$(errno_of read "$MNT/groups/0/idle_cycles")" = EIO &&
 	test "$(errno_of read "$MNT/groups/0/cpu0/idle_cycles")" = EIO &&
 	test_must_fail cat "$MNT/groups/0/idle_cycles" >out &&
 	test ! -s out
+'
+
+# /proc/stat lists the online processors only: one that is online and
+# has no line (or a short one) is a broken source, for the whole group.
+test_expect_success 'PROC/stat without an online processor: EIO, not a gap' '
+	test_when_finished mend &&
+	sed "/^cpu1 /d" "$TRASH/tree.orig/proc/stat" >"$TREE/proc/stat" &&
+	for f in idle_cycles cpu0/idle_cycles cpu1/idle_cycles; do
+		test "$(errno_of read "$MNT/groups/0/$f")" = EIO || return 1
+	done &&
+	sed "s/^cpu1 .*/cpu1 200 0 100/" "$TRASH/tree.orig/proc/stat" \
+		>"$TREE/proc/stat" &&
+	test "$(errno_of read "$MNT/groups/0/idle_cycles")" = EIO &&
+	put proc/stat "" &&
+	test "$(errno_of read "$MNT/groups/0/idle_cycles")" = EIO &&
+	put proc/stat "$(grep -v "^cpu" "$TRASH/tree.orig/proc/stat")" &&
+	test "$(errno_of read "$MNT/groups/0/idle_cycles")" = EIO &&
+	cp "$TRASH/tree.orig/proc/stat" "$TREE/proc/stat" &&
+	cat "$MNT/groups/0/idle_cycles" >actual &&
+	test_cmp idle.expect actual
+'
+
+test_expect_success 'an offline processor without a PROC/stat line is left out' '
+	test_when_finished mend &&
+	sed "/^cpu1 /d" "$TRASH/tree.orig/proc/stat" >"$TREE/proc/stat" &&
+	put sys/devices/system/cpu/online "0
+" &&
+	cat "$MNT/groups/0/idle_cycles" >actual &&
+	printf "cpu0 150600000000\n" >expect &&
+	test_cmp expect actual &&
+	test "$(cat "$MNT/groups/0/cpus")" = 0 &&
+	test "$(cat "$MNT/groups/0/cpu0/idle_cycles")" = 150600000000
 '
 
 test_done
