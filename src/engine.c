@@ -698,6 +698,8 @@ int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask)
 		 e->cfg.sys_root);
 	if (cpuset_read(path, &online) < 0)
 		return -EIO;
+	if (online.size == 0)
+		return -EIO; /* none online: not what a running kernel says */
 	*mask = 0;
 	for (m = 0; m < g->size; m++)
 		if (cpuset_has(&online, g->cpu[m]))

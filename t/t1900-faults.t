@@ -100,4 +100,23 @@ test_expect_success 'an offline processor without a PROC/stat line is left out' 
 	test "$(cat "$MNT/groups/0/cpu0/idle_cycles")" = 150600000000
 '
 
+# The online list is read at every use; present and the nodes' lists
+# make the groups at start-up (below).
+test_expect_success 'an online cpulist that is garbage, or empty: EIO' '
+	test_when_finished mend &&
+	for list in garbage 0- 1-0 0,,1 ,0 -1 "0 1" 0-1x "0-1
+x" 0-99999999999 "" "
+"; do
+		put sys/devices/system/cpu/online "$list" &&
+		printf "%s: %s %s\n" "$list" \
+			"$(errno_of read "$MNT/groups/0/cpus")" \
+			"$(errno_of opendir "$MNT/groups/0")" || return 1
+	done >actual &&
+	cat actual &&
+	test "$(grep -c ": EIO EIO\$" actual)" = 12 &&
+	put sys/devices/system/cpu/online "0-1
+" &&
+	test "$(cat "$MNT/groups/0/cpus")" = 0-1
+'
+
 test_done
