@@ -13,6 +13,8 @@ require_fuse
 TREE=$TRASH/tree
 T101=$TREE/proc/100/task/101
 
+SQ="'"
+
 # errno_of CALL PATH: the errno name of one call (helper-io).
 errno_of() {
 	"$BIN/helper-io" errno "$@"
@@ -117,6 +119,115 @@ x" 0-99999999999 "" "
 	put sys/devices/system/cpu/online "0-1
 " &&
 	test "$(cat "$MNT/groups/0/cpus")" = 0-1
+'
+
+# ---- a stale mount ------------------------------------------------------
+
+# make_stale DIR [ARGS]: a daemon on DIR killed without auto_unmount,
+# which leaves its mount behind, dead: ENOTCONN. test_when_finished
+# unmount_all DIR clears what a test left.
+make_stale() {
+	local dir=$1
+	shift
+	mkdir -p "$dir" &&
+	start_timingfs_on DEAD "$dir" -c "$TRASH/tree.conf" \
+		-o no_auto_unmount "$@" &&
+	kill -KILL "$DEAD_PID" &&
+	test_expect_code 137 wait "$DEAD_PID" &&
+	DEAD_PID= &&
+	test "$(errno_of stat "$dir")" = ENOTCONN
+}
+
+unmount_all() {
+	while is_mounted "$1"; do
+		fusermount3 -u -z "$1" || return 1
+	done
+}
+
+# wait_served DIR: up to 10 s for a live timingfs to answer at DIR.
+wait_served() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(errno_of stat "$1/info")" = OK ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+mounts_at() {
+	awk -v dir="$1" '$2 == dir' /proc/self/mounts | wc -l
+}
+
+STALE=$TRASH/stale
+STALE_REAL=$(cd "$TRASH" && pwd -P)/stale
+
+test_expect_success 'a stale mount: the next start says what to do, exits 1' '
+	test_when_finished "unmount_all \"$STALE\"" &&
+	make_stale "$STALE" &&
+	test_expect_code 1 timeout 10 "$TIMINGFS" -f -c "$TRASH/tree.conf" "$STALE" \
+		2>err &&
+	cat >expect <<-EOT &&
+	timingfs: $STALE_REAL: a stale timingfs mount is there (its daemon died): clear it with \`fusermount3 -u $STALE_REAL\`, or start with -o unmount_stale
+	EOT
+	test_cmp expect err &&
+	test "$(errno_of stat "$STALE")" = ENOTCONN &&
+	test "$(mounts_at "$STALE_REAL")" = 1
+'
+
+test_expect_success 'with -o unmount_stale it clears the stale mount and serves' '
+	test_when_finished "unmount_all \"$STALE\"" &&
+	make_stale "$STALE" &&
+	start_timingfs_on FRESH "$STALE" -c "$TRASH/tree.conf" \
+		-o unmount_stale &&
+	kill_at_exit "$FRESH_PID" &&
+	wait_served "$STALE" &&
+	test "$(mounts_at "$STALE_REAL")" = 1 &&
+	test "$(cat "$STALE/proc/100/cycles")" = 12000000000 &&
+	echo "timingfs: $STALE_REAL: unmounted a stale timingfs mount (its daemon died)" >expect &&
+	test_cmp expect "$TRASH/FRESH.err" &&
+	unmount_timingfs_on FRESH "$STALE" &&
+	test "$FRESH_STATUS" = 0 &&
+	test "$(mounts_at "$STALE_REAL")" = 0
+'
+
+test_expect_success 'a stale mount of another file system is never cleared' '
+	test_when_finished "unmount_all \"$STALE\"" &&
+	make_stale "$STALE" -o subtype=notours &&
+	test_expect_code 1 timeout 10 "$TIMINGFS" -f -c "$TRASH/tree.conf" \
+		-o unmount_stale "$STALE" 2>err &&
+	cat >expect <<-EOT &&
+	timingfs: cannot mount on $STALE_REAL: a stale fuse.notours mount is there, not timingfs${SQ}s (Transport endpoint is not connected): clear it with \`fusermount3 -u $STALE_REAL\`
+	EOT
+	test_cmp expect err &&
+	test "$(errno_of stat "$STALE")" = ENOTCONN
+'
+
+test_expect_success 'a live mount is never cleared: a second one goes over it' '
+	test_when_finished "unmount_all \"$STALE\"" &&
+	mkdir -p "$STALE" &&
+	start_timingfs_on FIRST "$STALE" -c "$TRASH/tree.conf" &&
+	kill_at_exit "$FIRST_PID" &&
+	{ "$TIMINGFS" -f -c "$TRASH/tree.conf" -o unmount_stale "$STALE" \
+		2>second.err & } &&
+	second=$! &&
+	kill_at_exit "$second" &&
+	for i in $(seq 1 200); do
+		test "$(mounts_at "$STALE_REAL")" = 2 && break
+		sleep 0.05
+	done &&
+	test "$(mounts_at "$STALE_REAL")" = 2 &&
+	test ! -s second.err &&
+	fusermount3 -u "$STALE" &&
+	wait "$second" &&
+	is_running "$FIRST_PID" &&
+	test "$(cat "$STALE/proc/100/cycles")" = 12000000000 &&
+	unmount_timingfs_on FIRST "$STALE" &&
+	test "$FIRST_STATUS" = 0
+'
+
+test_expect_success '--help names -o unmount_stale' '
+	"$TIMINGFS" --help >help &&
+	grep "^    -o unmount_stale " help
 '
 
 test_done
