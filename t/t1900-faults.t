@@ -121,6 +121,189 @@ x" 0-99999999999 "" "
 	test "$(cat "$MNT/groups/0/cpus")" = 0-1
 '
 
+# ---- a task's records, short, garbled, absurd, empty, huge, gone -------
+
+# broken_101: thread 101's value files that need its stat are EIO, the
+# tables that hold its line too; its cycles (schedstat) still read.
+broken_101() {
+	local f
+	for f in times kernel_time user_time creation_time exit_time; do
+		test "$(errno_of read "$MNT/proc/100/threads/101/$f")" = EIO ||
+			return 1
+	done &&
+	test "$(cat "$MNT/proc/100/threads/101/cycles")" = 7500 &&
+	test "$(errno_of read "$MNT/proc/100/threads.table")" = EIO &&
+	test "$(errno_of read "$MNT/proc/table")" = EIO
+}
+
+# stat_101 FIELD VALUE: thread 101's stat with field FIELD (proc(5)'s
+# numbers: 14 utime, 22 starttime, 39 processor) set to VALUE.
+stat_101() {
+	awk -v n="$1" -v v="$2" "{ \$n = v; print }" \
+		"$TRASH/tree.orig/proc/100/task/101/stat" >"$T101/stat"
+}
+
+test_expect_success 'a stat cut short, or a field that is no number: EIO' '
+	test_when_finished mend &&
+	line=$(cat "$T101/stat") &&
+	for cut in 13 21 38; do
+		echo "$line" | cut -d " " -f 1-$cut >"$T101/stat" &&
+		broken_101 || return 1
+	done &&
+	for bad in "14 x1" "14 1x" "14 -5" "15 0x10" "22 1.5" \
+		"22 18446744073709551616" "39 4294967296" "14 _"; do
+		stat_101 $bad && broken_101 || return 1
+	done &&
+	for text in "101 (worker) " "101 (worker)" "101 worker S 1" ")" \
+		"$(printf "\001\377)\n")" "$line" ; do
+		put proc/100/task/101/stat "${text%"$line"}" &&
+		broken_101 || return 1
+	done &&
+	cp "$TRASH/tree.orig/proc/100/task/101/stat" "$T101/stat" &&
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp times.101 actual
+'
+
+# The name is the kernel's comm, which a task may set to anything but a
+# NUL (prctl PR_SET_NAME): parentheses, ") (", spaces, newlines. It ends
+# at the last ")". A long one is read whole.
+test_expect_success 'an absurd comm, 5000 bytes of ) ( spaces and newlines' '
+	test_when_finished mend &&
+	rest=$(cut -d " " -f 3- "$T101/stat") &&
+	comm=$(for i in $(seq 1 350); do printf ") (x) S 1 \n (( "; done) &&
+	printf "101 (%s) %s\n" "$comm" "$rest" >"$T101/stat" &&
+	test "$(wc -c <"$T101/stat")" -gt 5000 &&
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp times.101 actual &&
+	printf "101 ()) %s\n" "$rest" >"$T101/stat" &&
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp times.101 actual &&
+	grep "^100 101 7500 0 25 133444736500100000 0\$" "$MNT/proc/table"
+'
+
+# Who a task is comes from its status, at the lookup of its directory:
+# the kernel keeps a name for a second, so these are names no test here
+# looked up before.
+test_expect_success 'empty files: EIO' '
+	test_when_finished mend &&
+	: >"$T101/stat" &&
+	broken_101 &&
+	mend &&
+	: >"$T101/schedstat" &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/cycles")" = EIO &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/times")" = EIO &&
+	test "$(cat "$MNT/proc/100/threads/100/cycles")" = 4500000369 &&
+	mend &&
+	: >"$TREE/proc/100/task/102/status" &&
+	test "$(errno_of stat "$MNT/proc/100/threads/102/cycles")" = EIO &&
+	mend &&
+	: >"$TREE/proc/200/status" &&
+	test "$(errno_of stat "$MNT/proc/200/cycles")" = EIO &&
+	test "$(errno_of stat "$MNT/proc/100/cycles")" = OK
+'
+
+# No source has a size limit that a kernel could reach: a status of
+# many groups, a stat of a long name, read whole. One of 64 MiB and
+# more is no kernel's: EIO, and the daemon goes on.
+test_expect_success 'huge files: read whole; beyond 64 MiB, EIO' '
+	test_when_finished mend &&
+	{
+		grep -v "^Groups:" "$TRASH/tree.orig/proc/100/task/101/status" &&
+		printf "Groups:\t%s\n" "$(seq -s " " 1 200000)"
+	} >"$T101/status" &&
+	test "$(wc -c <"$T101/status")" -gt 1000000 &&
+	rest=$(cut -d " " -f 3- "$T101/stat") &&
+	{
+		printf "101 (" &&
+		head -c 2000000 /dev/zero | tr "\0" ")" &&
+		printf ") %s\n" "$rest"
+	} >"$T101/stat" &&
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp times.101 actual &&
+	{
+		printf "101 (" &&
+		head -c 67108864 /dev/zero | tr "\0" x &&
+		printf ") %s\n" "$rest"
+	} >"$T101/stat" &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/times")" = EIO &&
+	rm "$T101/stat" &&
+	mend &&
+	cat "$MNT/proc/100/threads/101/times" >actual &&
+	test_cmp times.101 actual &&
+	is_running "$TFS_PID"
+'
+
+# A task whose directory is there and a file of it is not: broken, EIO.
+# A task whose directory is gone: ENOENT, and out of the listings and
+# tables. A file opened before reads its snapshot.
+test_expect_success 'sources removed: a file EIO, a task ENOENT' '
+	test_when_finished mend &&
+	rm "$T101/schedstat" &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/cycles")" = EIO &&
+	rm -r "$T101" &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/cycles")" = ENOENT &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/times")" = ENOENT &&
+	test "$(nums "$MNT/proc/100/threads")" = "100 102 " &&
+	sed 1d "$MNT/proc/100/threads.table" | cut -d " " -f 2 | sort >actual &&
+	printf "100\n102\n" >expect &&
+	test_cmp expect actual &&
+	rm -r "$TREE/proc/200" &&
+	test "$(errno_of read "$MNT/proc/200/cycles")" = ENOENT &&
+	test "$(errno_of opendir "$MNT/proc/200/threads")" = ENOENT &&
+	test "$(nums "$MNT/proc")" = "100 " &&
+	! grep "^200 " "$MNT/proc/table"
+'
+
+test_expect_success 'a file opened before its source goes reads its snapshot' '
+	test_when_finished mend &&
+	mkfifo go &&
+	{ "$BIN/helper-io" hold "$MNT/proc/100/threads/101/times" <go \
+		>held & } &&
+	pid=$! &&
+	exec 9>go &&
+	wait_file held &&
+	rm -r "$T101" &&
+	test "$(errno_of read "$MNT/proc/100/threads/101/times")" = ENOENT &&
+	echo >&9 &&
+	exec 9>&- &&
+	wait "$pid" &&
+	{ echo open && echo "mode 100444 uid 1001" && cat times.101; } >expect &&
+	test_cmp expect held
+'
+
+# Names that are not canonical stay ENOENT even where the tree has a
+# directory of that name; directories that are no task are not listed.
+test_expect_success 'a bad name: ENOENT, whatever the tree holds' '
+	test_when_finished mend &&
+	cp -r "$TREE/proc/100" "$TREE/proc/0100" &&
+	cp -r "$TREE/proc/100" "$TREE/proc/+100" &&
+	mkdir "$TREE/proc/300" "$TREE/proc/abc" &&
+	for name in 0100 +100 abc 0 00 4294967396; do
+		test "$(errno_of stat "$MNT/proc/$name")" = ENOENT || return 1
+	done &&
+	test "$(nums "$MNT/proc")" = "100 200 "
+'
+
+# What the groups are made of is read at start-up: a broken one, and
+# the daemon does not start, with what is wrong.
+test_expect_success 'present, a node cpulist or btime broken: no start, exit 1' '
+	mkdir -p mnt2 &&
+	for case in "sys/devices/system/cpu/present:garbage" \
+		"sys/devices/system/cpu/present:" \
+		"sys/devices/system/node/node0/cpulist:0-1x" \
+		"proc/stat:cpu0 1 2 3 4 5"; do
+		mend &&
+		put "${case%%:*}" "${case#*:}" &&
+		test_expect_code 1 timeout 10 "$TIMINGFS" -f \
+			-c "$TRASH/tree.conf" mnt2 2>>err || return 1
+	done &&
+	mend &&
+	cat err &&
+	test "$(grep -c "^timingfs: $TREE/sys/devices/system: cannot read the processors: Input/output error\$" err)" = 3 &&
+	grep "^timingfs: $TREE/proc/stat: no btime: Input/output error\$" err &&
+	! is_mounted "$TRASH/mnt2"
+'
+
 # ---- a stale mount ------------------------------------------------------
 
 # make_stale DIR [ARGS]: a daemon on DIR killed without auto_unmount,
