@@ -429,8 +429,9 @@ test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the res
 	grep "exit records lost: the receive buffer overran" "$TRASH/KEEP.err" &&
 	is_running "$KEEP_PID" &&
 	read -r pid first last <burst.out &&
+	# Its first thread was queued before the buffer was full (its
+	# last may not be, where other tasks of the machine exited too).
 	test "$(cat "$KEEP/proc/$pid/threads/$first/exit_time")" -gt 0 &&
-	test "$(cat "$KEEP/proc/$pid/threads/$last/exit_time")" -gt 0 &&
 	{ sleep 0.1 & } &&
 	p=$! &&
 	wait "$p" &&
