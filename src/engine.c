@@ -698,12 +698,51 @@ int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask)
 		 e->cfg.sys_root);
 	if (cpuset_read(path, &online) < 0)
 		return -EIO;
+	if (online.size == 0)
+		return -EIO; /* none online: not what a running kernel says */
 	*mask = 0;
 	for (m = 0; m < g->size; m++)
 		if (cpuset_has(&online, g->cpu[m]))
 			*mask |= 1ULL << m;
 	cpuset_free(&online);
 	return 0;
+}
+
+/* Whether a processor of @g that is online has no idle time in @found. */
+static bool online_missing(const struct topology_group *g, const bool *found,
+			   uint64_t online)
+{
+	unsigned int m;
+
+	for (m = 0; m < g->size; m++)
+		if (!found[m] && (online & (1ULL << m)))
+			return true;
+	return false;
+}
+
+/*
+ * The idle time of @group's processors from /proc/stat, which lists the
+ * online ones only: one that it leaves out must be offline, else the
+ * source is broken (-EIO), never a snapshot without it. Read again once
+ * for a processor that came online between the two reads. *@online is
+ * the group's online mask where it was asked for, else all ones.
+ */
+static int idle_read_proc_stat(struct engine *e, unsigned int group,
+			       uint64_t *ns, bool *found, uint64_t *online)
+{
+	const struct topology_group *g = &e->topo.groups[group];
+	int ret, tries;
+
+	*online = ~0ULL;
+	for (tries = 0; tries < 2; tries++) {
+		ret = idle_read(&e->idle, g->cpu, g->size, ns, found);
+		if (ret < 0 || !online_missing(g, found, *online))
+			return ret;
+		ret = engine_group_online(e, group, online);
+		if (ret < 0 || !online_missing(g, found, *online))
+			return ret;
+	}
+	return -EIO;
 }
 
 int engine_group_idle_cycles(struct engine *e, unsigned int group,
@@ -717,15 +756,15 @@ int engine_group_idle_cycles(struct engine *e, unsigned int group,
 
 	if (group >= e->topo.ngroups)
 		return -ENOENT;
-	/* /proc/stat lists online CPUs only; cpuidle needs asking. */
-	online = ~0ULL;
+	g = &e->topo.groups[group];
+	/* cpuidle has states for offline CPUs too: ask which are online. */
 	if (e->idle.cpuidle) {
 		ret = engine_group_online(e, group, &online);
-		if (ret < 0)
-			return ret;
+		if (ret == 0)
+			ret = idle_read(&e->idle, g->cpu, g->size, ns, found);
+	} else {
+		ret = idle_read_proc_stat(e, group, ns, found, &online);
 	}
-	g = &e->topo.groups[group];
-	ret = idle_read(&e->idle, g->cpu, g->size, ns, found);
 	if (ret < 0)
 		return ret;
 	*mask = 0;

@@ -190,7 +190,7 @@ int engine_cpu_group(const struct engine *e, int cpu, unsigned int *group,
 /*
  * engine_group_online - set bit M of *@mask for each processor of @group
  * that is online now (SYS/devices/system/cpu/online). -ENOENT for no
- * such group, -EIO when the online list cannot be read.
+ * such group, -EIO when the online list cannot be read or lists none.
  */
 int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask);
 
@@ -200,7 +200,8 @@ int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask);
  * Sets bit M of *@mask and @cycles[M] for each processor read;
  * @cycles has room for 64. The value of a processor never goes
  * backwards between calls, even where the kernel's does. -ENOENT for
- * no such group, -EIO for a malformed source.
+ * no such group, -EIO for a malformed source or one that leaves out a
+ * processor that is online.
  */
 int engine_group_idle_cycles(struct engine *e, unsigned int group,
 			     uint64_t *mask, uint64_t cycles[64]);

@@ -41,6 +41,7 @@ int idle_init(struct idle *idle, const char *proc_root, const char *sys_root,
 	idle->ncpus = ncpus;
 	idle->clk_tck = clk_tck;
 	idle->cpuidle = has_cpuidle(sys_root, probe_cpu);
+	idle->keep_stat_fd = strcmp(proc_root, "/proc") == 0;
 	pthread_mutex_init(&idle->lock, NULL);
 	return 0;
 }
@@ -92,6 +93,8 @@ static int index_of(const int *cpus, size_t n, uint64_t cpu)
 /*
  * PROC/stat, opened at its first use and kept open: a read from its
  * start makes it anew, and costs half as much as open, read and close.
+ * Only procfs does that: a captured tree's file, replaced or removed,
+ * would be read as it was; there it is opened at every read.
  */
 static int stat_fd(struct idle *idle)
 {
@@ -118,14 +121,20 @@ static int stat_fd(struct idle *idle)
 static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
 			  uint64_t *ns, bool *found)
 {
-	char *text;
+	char path[PATH_MAX], *text;
 	const char *line, *p;
 	uint64_t cpu, ticks;
 	int ret, i;
 
-	ret = stat_fd(idle);
-	if (ret >= 0)
-		ret = procfile_pread_alloc(ret, &idle->stat_hint, &text);
+	if (idle->keep_stat_fd) {
+		ret = stat_fd(idle);
+		if (ret >= 0)
+			ret = procfile_pread_alloc(ret, &idle->stat_hint,
+						   &text);
+	} else {
+		snprintf(path, sizeof(path), "%s/stat", idle->proc_root);
+		ret = procfile_read_alloc(path, idle->stat_hint, &text);
+	}
 	if (ret < 0)
 		return ret == -ENOMEM ? ret : -EIO;
 	for (line = text; line && *line; line = strchr(line, '\n')) {

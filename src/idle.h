@@ -21,6 +21,7 @@ struct idle {
 	bool cpuidle; /* residencies, not /proc/stat */
 	uint64_t clk_tck;
 	pthread_mutex_t lock; /* guards last_ns and the opening of stat_fd */
+	bool keep_stat_fd; /* PROC/stat is procfs's: kept open */
 	int stat_fd; /* PROC/stat, kept open once read; -1 before */
 	size_t stat_hint; /* the buffer PROC/stat needed */
 	size_t ncpus;

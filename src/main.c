@@ -15,6 +15,10 @@
  *   fsname=, subtype=    "timingfs" in /proc/mounts
  *   auto_unmount         the mount goes when the daemon dies, even by
  *                        SIGKILL; -o no_auto_unmount leaves it out
+ *
+ * A daemon killed without auto_unmount leaves a stale mount behind
+ * ("Transport endpoint is not connected"). The next start on it says so
+ * and how to clear it, or with -o unmount_stale clears it itself.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,8 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <syslog.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -49,6 +56,7 @@ struct options {
 	int help;
 	int version;
 	int no_auto_unmount;
+	int unmount_stale; /* clear a stale timingfs mount on the point */
 	int allow_other; /* asked for: kept for libfuse too */
 };
 
@@ -65,6 +73,7 @@ static const struct fuse_opt option_spec[] = {
 	OPTION("config=%s", config, 0),
 	OPTION("pidns=%s", pidns, 0),
 	OPTION("no_auto_unmount", no_auto_unmount, 1),
+	OPTION("unmount_stale", unmount_stale, 1),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
@@ -159,6 +168,11 @@ static void usage(const char *prog)
 	       "    -o allow_other         let readers other than the mounting user\n"
 	       "                           in (containers with a bind mount of it)\n"
 	       "    -o no_auto_unmount     leave the mount behind if killed\n"
+	       "    -o unmount_stale       a stale timingfs mount on MOUNTPOINT,\n"
+	       "                           left by a daemon that died (\"Transport\n"
+	       "                           endpoint is not connected\"): unmount it\n"
+	       "                           (lazily) and mount; without it, say so\n"
+	       "                           and exit 1. No other mount is touched\n"
 	       "    -h, --help             this help\n"
 	       "    -V, --version          the version\n\n"
 	       "Containers: each reader sees the processes of its own PID\n"
@@ -288,6 +302,105 @@ static int preflight(const struct options *o, const char *mountpoint)
 		return -EPERM;
 	}
 	return 0;
+}
+
+/*
+ * Unmount the stale mount at @path lazily (a reader still in it does not
+ * keep it): root itself, another user through fusermount3, which lets a
+ * user unmount only what that user mounted. 0 or -errno.
+ */
+static int unmount_dead(const char *path)
+{
+	char *argv[] = { "fusermount3", "-u", "-z", "--", (char *)path, NULL };
+	pid_t pid;
+	int status, err;
+
+	if (geteuid() == 0)
+		return umount2(path, MNT_DETACH) == 0 ? 0 : -errno;
+	err = posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ);
+	if (err)
+		return -err;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
+}
+
+/*
+ * The mount point @path answered ENOTCONN: a FUSE mount whose daemon
+ * died is there. One of timingfs's is unmounted with -o unmount_stale,
+ * else named with how to clear it; any other is left alone, whatever
+ * the options. 0 once it is gone, or -errno after saying why not.
+ */
+static int clear_stale_mount(const struct options *o, const char *path)
+{
+	char type[64];
+	int ret;
+
+	ret = mountinfo_type_at("/proc/self/mountinfo", path, type,
+				sizeof(type));
+	if (ret <= 0) {
+		log_msg(LOG_ERR, "cannot mount on %s: %s", path,
+			strerror(ENOTCONN));
+		return -ENOTCONN;
+	}
+	if (strcmp(type, "fuse.timingfs") != 0) {
+		log_msg(LOG_ERR,
+			"cannot mount on %s: a stale %s mount is there, not "
+			"timingfs's (%s): clear it with `%s %s`",
+			path, type, strerror(ENOTCONN),
+			strncmp(type, "fuse", 4) ? "umount" : "fusermount3 -u",
+			path);
+		return -ENOTCONN;
+	}
+	if (!o->unmount_stale) {
+		log_msg(LOG_ERR,
+			"%s: a stale timingfs mount is there (its daemon "
+			"died): clear it with `fusermount3 -u %s`, or start "
+			"with -o unmount_stale",
+			path, path);
+		return -ENOTCONN;
+	}
+	ret = unmount_dead(path);
+	if (ret < 0)
+		log_msg(LOG_ERR,
+			"%s: cannot unmount the stale timingfs mount there: %s",
+			path, strerror(-ret));
+	else
+		log_msg(LOG_NOTICE,
+			"%s: unmounted a stale timingfs mount (its daemon "
+			"died)",
+			path);
+	return ret;
+}
+
+/*
+ * The mount point, absolute and resolved, with the stale mounts of
+ * timingfs's on it (a few stacked, at most) cleared where -o
+ * unmount_stale says so. (realpath() does not stat the last component,
+ * a stale mount's root: stat does, and a dead one answers ENOTCONN.)
+ * NULL after saying why not.
+ */
+static char *resolve_mountpoint(const struct options *o)
+{
+	char *path = realpath(o->mountpoint, NULL);
+	struct stat st;
+	int layers;
+
+	if (!path) {
+		log_msg(LOG_ERR, "cannot mount on %s: %s", o->mountpoint,
+			strerror(errno));
+		return NULL;
+	}
+	for (layers = 0; stat(path, &st) < 0 && errno == ENOTCONN; layers++)
+		if (layers == 8 || clear_stale_mount(o, path) < 0) {
+			if (layers == 8)
+				log_msg(LOG_ERR, "cannot mount on %s: %s", path,
+					strerror(ENOTCONN));
+			free(path);
+			return NULL;
+		}
+	return path;
 }
 
 /* Our default mount options, in front of the user's. */
@@ -564,10 +677,8 @@ int main(int argc, char *argv[])
 		config_abs = realpath(config_path, NULL);
 		config_path = config_abs ? config_abs : config_path;
 	}
-	mountpoint = realpath(o.mountpoint, NULL);
+	mountpoint = resolve_mountpoint(&o);
 	if (!mountpoint) {
-		log_msg(LOG_ERR, "cannot mount on %s: %s", o.mountpoint,
-			strerror(errno));
 		status = EXIT_SERVE;
 		goto out;
 	}

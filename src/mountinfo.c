@@ -211,6 +211,25 @@ int mountinfo_proc_access(const char *mountinfo_path, const char *proc_root,
 	return 0;
 }
 
+int mountinfo_type_at(const char *mountinfo_path, const char *path, char *type,
+		      size_t size)
+{
+	struct mount_line m;
+	char *text;
+	int ret;
+
+	ret = procfile_read_alloc(mountinfo_path, 4096, &text);
+	if (ret < 0)
+		return ret;
+	ret = find_mount(text, path, &m);
+	if (ret > 0 && strcmp(m.mount_point, path) != 0)
+		ret = 0; /* held by a mount above it */
+	if (ret > 0)
+		snprintf(type, size, "%s", m.type);
+	free(text);
+	return ret;
+}
+
 int access_resolve(const struct config *cfg, const char *mountinfo_path,
 		   struct access_policy *out, char *err, size_t errlen)
 {

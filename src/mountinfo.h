@@ -48,6 +48,17 @@ int mountinfo_proc_access(const char *mountinfo_path, const char *proc_root,
 			  enum hidepid *hidepid, gid_t *gid);
 
 /*
+ * mountinfo_type_at - the type ("proc", "fuse.timingfs", ...) of the
+ * topmost mount whose mount point is exactly the absolute path @path
+ * (octal escapes decoded, not resolved), from the mountinfo file
+ * @mountinfo_path, copied into @type of @size bytes (cut to fit).
+ * Returns 1, 0 when @path is no mount point, or -errno (-EIO for a
+ * malformed line).
+ */
+int mountinfo_type_at(const char *mountinfo_path, const char *path, char *type,
+		      size_t size);
+
+/*
  * access_resolve - the access rules of @cfg into @out. hidepid: @cfg's,
  * or with auto that of the procfs holding @cfg->proc_root (symbolic
  * links in it resolved first, where it exists) by

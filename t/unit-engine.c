@@ -335,8 +335,11 @@ static void test_idle(void)
 	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), -EIO,
 		  "a short cpu line is EIO");
 	put(dir, "proc/stat", "");
-	check(engine_group_idle_cycles(e, 0, &mask, cycles) == 0 && mask == 0,
-	      "an empty /proc/stat lists no processor");
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), -EIO,
+		  "an empty /proc/stat, without the online processors, is EIO");
+	put(dir, "proc/stat", "cpu0 100 0 100 5000 30 0 0 0 0 0\nbtime 1\n");
+	check_int(engine_group_idle_cycles(e, 0, &mask, cycles), -EIO,
+		  "a /proc/stat without an online processor's line is EIO");
 	remove_tree(dir);
 	engine_free(e);
 }
