@@ -115,19 +115,13 @@ static int stat_fd(struct idle *idle)
 	return fd;
 }
 
-static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
-			  uint64_t *ns, bool *found)
+int idle_parse_stat(const char *text, const int *cpus, size_t n,
+		    uint64_t clk_tck, uint64_t *ns, bool *found)
 {
-	char *text;
 	const char *line, *p;
 	uint64_t cpu, ticks;
-	int ret, i;
+	int i;
 
-	ret = stat_fd(idle);
-	if (ret >= 0)
-		ret = procfile_pread_alloc(ret, &idle->stat_hint, &text);
-	if (ret < 0)
-		return ret == -ENOMEM ? ret : -EIO;
 	for (line = text; line && *line; line = strchr(line, '\n')) {
 		if (*line == '\n')
 			line++;
@@ -135,21 +129,32 @@ static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
 			continue;
 		p = line + 3;
 		if (procfile_u64(&p, &cpu) < 0 || *p != ' ')
-			goto out_malformed;
+			return -EIO;
 		i = index_of(cpus, n, cpu);
 		if (i < 0)
 			continue;
 		if (stat_line_idle(p, &ticks) < 0)
-			goto out_malformed;
-		ns[i] = units_ticks_to_ns(ticks, idle->clk_tck);
+			return -EIO;
+		ns[i] = units_ticks_to_ns(ticks, clk_tck);
 		found[i] = true;
 	}
-	free(text);
 	return 0;
+}
 
-out_malformed:
+static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
+			  uint64_t *ns, bool *found)
+{
+	char *text;
+	int ret;
+
+	ret = stat_fd(idle);
+	if (ret >= 0)
+		ret = procfile_pread_alloc(ret, &idle->stat_hint, &text);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -EIO;
+	ret = idle_parse_stat(text, cpus, n, idle->clk_tck, ns, found);
 	free(text);
-	return -EIO;
+	return ret;
 }
 
 /* The sum of a CPU's idle state residencies, µs, as ns. */
