@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -450,11 +449,17 @@ const struct nlmsghdr *listener_next_msg(const void *buf, size_t len,
 					 size_t *off)
 {
 	const struct nlmsghdr *nlh;
+	size_t left;
 
-	if (*off >= len || len > INT_MAX)
+	if (*off > len || len - *off < sizeof(*nlh))
 		return NULL;
+	left = len - *off;
 	nlh = (const struct nlmsghdr *)((const char *)buf + *off);
-	if (!mnl_nlmsg_ok(nlh, (int)(len - *off)))
+	/*
+	 * Not mnl_nlmsg_ok(): it compares the length as an int, and takes
+	 * one of 2 GiB or more for a negative number that fits.
+	 */
+	if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > left)
 		return NULL;
 	*off += NLMSG_ALIGN(nlh->nlmsg_len);
 	return nlh;
