@@ -136,8 +136,9 @@ fuzz-run-%: t/fuzz/bin/fuzz-%
 
 # What the last make fuzz found that covers more, added to the corpus.
 fuzz-merge: fuzz-deps
-	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory -s $(FUZZ_BINS)
 	@for name in $(FUZZ_NAMES); do \
+		test -d t/fuzz/work/$$name || continue; \
 		t/fuzz/bin/fuzz-$$name -merge=1 t/fuzz/corpus/$$name \
 			t/fuzz/work/$$name 2>&1 | grep -E '^MERGE-OUTER: [0-9]+ new' | \
 			sed "s/^MERGE-OUTER/$$name/"; \

@@ -10,9 +10,14 @@
 /* @set in the kernel's cpulist form, malloc'd. */
 static char *cpulist(const struct cpuset *set)
 {
-	/* "65535-65535," at most per run of CPUs: 12 bytes a CPU. */
-	char *text = malloc(set->size * 12 + 2), *p = text;
-	size_t lo, hi;
+	size_t lo, hi, runs = 0;
+	char *text, *p;
+
+	for (lo = 0; lo < set->size; lo++)
+		runs += set->bits[lo] && (lo == 0 || !set->bits[lo - 1]);
+	/* At most "65534-65535," a run, and "\n". */
+	text = malloc(runs * 12 + 2);
+	p = text;
 
 	if (!text)
 		abort();
