@@ -4,6 +4,9 @@
 #   make check    install what is missing, build, run the TAP suite
 #   make run      install what is missing, build, mount at ./mnt
 #   make check-sanitize  the suite under ASan and UBSan
+#   make fuzz     each libFuzzer target in t/fuzz for FUZZ_TIME=60 s
+#                 (clang, FUZZ_CC, installed when missing); fuzz-merge
+#                 adds what they found to the committed corpus
 #   make bench    read cost against a do-nothing libfuse3 filesystem
 #   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc: the daemon,
 #                 its scripts, man page, systemd unit and configuration
@@ -27,8 +30,9 @@ CFLAGS ?= -O2 -g
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"' \
-	     -Isrc $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+BASE_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"' \
+	      -Isrc $(PKG_CFLAGS)
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 LDLIBS = $(PKG_LIBS) -lpthread
 
 # The engine, configuration and rendering: everything but the FUSE
@@ -41,13 +45,17 @@ UNIT_SRCS = $(wildcard t/unit-*.c)
 UNIT_BINS = $(patsubst t/%.c,t/bin/%,$(UNIT_SRCS))
 HELPER_SRCS = $(wildcard t/helper-*.c)
 HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
+# The fuzz targets (t/fuzz/fuzz-NAME.c), each also built to replay inputs.
+FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
+REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
-.PHONY: all check check-sanitize run bench deps install uninstall clean format
+.PHONY: all check check-sanitize run bench deps install uninstall clean format \
+	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean
 
 # The scripts for shell users and Prometheus, installed with the daemon.
 SCRIPTS = scripts/timingtop scripts/timingfs-exporter
 
-all: timingfs timingfs.8 $(UNIT_BINS) $(HELPER_BINS)
+all: timingfs timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS)
 
 # The man page (mdoc, src/timingfs.8) with the version filled in.
 timingfs.8: src/timingfs.8 Makefile
@@ -82,6 +90,70 @@ t/bin/bench-read: scripts/bench-read.c
 t/bin/bench-threads: scripts/bench-threads.c
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -lpthread
+
+# Fuzzing: a libFuzzer target per parser, t/fuzz/fuzz-NAME.c. The normal
+# build links each with t/fuzz/replay.c into t/bin/replay-NAME, which
+# t0020 runs on its committed corpus (t/fuzz/corpus/NAME) and the inputs
+# of the crashes found so far (t/fuzz/regress/NAME). make fuzz builds
+# them with clang's libFuzzer, ASan and UBSan, from objects of their own
+# in t/fuzz/obj, and runs each for FUZZ_TIME seconds on a scratch corpus
+# in t/fuzz/work (t/fuzz/run says how).
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 60
+FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS = $(BASE_CFLAGS) -It/fuzz -O1 -g -fno-omit-frame-pointer \
+	      $(FUZZ_SANITIZE) -MMD -MP
+FUZZ_OBJS = $(patsubst src/%.c,t/fuzz/obj/%.o,$(LIB_SRCS))
+FUZZ_BINS = $(addprefix t/fuzz/bin/fuzz-,$(FUZZ_NAMES))
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_BINS)
+
+t/bin/replay.o: t/fuzz/replay.c t/fuzz/fuzz.h
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -It/fuzz -c -o $@ $<
+
+t/bin/replay-%: t/fuzz/fuzz-%.c t/fuzz/fuzz.h t/bin/replay.o $(LIB_OBJS)
+	$(CC) $(ALL_CFLAGS) -It/fuzz -o $@ $< t/bin/replay.o $(LIB_OBJS) \
+		$(LDFLAGS) $(LDLIBS)
+
+t/fuzz/obj/%.o: src/%.c
+	@mkdir -p t/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+t/fuzz/bin/fuzz-%: t/fuzz/fuzz-%.c t/fuzz/fuzz.h $(FUZZ_OBJS)
+	@mkdir -p t/fuzz/bin
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) \
+		$(LDLIBS)
+
+fuzz-deps:
+	@FUZZ_CC='$(FUZZ_CC)' scripts/install-deps fuzz
+
+# Every target runs (-k), whichever crashed; make -j2 fuzz runs two at once.
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory -k $(addprefix fuzz-run-,$(FUZZ_NAMES))
+
+fuzz-run-%: t/fuzz/bin/fuzz-%
+	@t/fuzz/run $* $(FUZZ_TIME)
+
+# What the last make fuzz found that covers more, added to the corpus.
+fuzz-merge: fuzz-deps
+	@$(MAKE) --no-print-directory -s $(FUZZ_BINS)
+	@for name in $(FUZZ_NAMES); do \
+		test -d t/fuzz/work/$$name || continue; \
+		t/fuzz/bin/fuzz-$$name -merge=1 t/fuzz/corpus/$$name \
+			t/fuzz/work/$$name 2>&1 | grep -E '^MERGE-OUTER: [0-9]+ new' | \
+			sed "s/^MERGE-OUTER/$$name/"; \
+	done
+
+# The binary seeds (taskstats records, netlink messages) made anew.
+fuzz-seeds: t/bin/make-seeds
+	t/bin/make-seeds t/fuzz/corpus
+
+t/bin/make-seeds: t/fuzz/make-seeds.c
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS)
+
+fuzz-clean:
+	rm -rf t/fuzz/work
 
 # Installs the Debian packages the build and the suite need when
 # pkg-config, prove or fusermount3 cannot find them.
@@ -133,10 +205,11 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/timingfs.service
 
 format:
-	clang-format -i src/*.c src/*.h t/*.c t/*.h scripts/*.c
+	clang-format -i src/*.c src/*.h t/*.c t/*.h scripts/*.c t/fuzz/*.c \
+		t/fuzz/*.h
 
 clean:
 	rm -f timingfs timingfs.8 src/*.o src/*.d
-	rm -rf t/bin t/trash.*
+	rm -rf t/bin t/trash.* t/fuzz/obj t/fuzz/bin
 
--include $(wildcard src/*.d t/bin/*.d)
+-include $(wildcard src/*.d t/bin/*.d t/fuzz/obj/*.d t/fuzz/bin/*.d)

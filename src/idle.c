@@ -118,13 +118,37 @@ static int stat_fd(struct idle *idle)
 	return fd;
 }
 
+int idle_parse_stat(const char *text, const int *cpus, size_t n,
+		    uint64_t clk_tck, uint64_t *ns, bool *found)
+{
+	const char *line, *p;
+	uint64_t cpu, ticks;
+	int i;
+
+	for (line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		p = line + 3;
+		if (procfile_u64(&p, &cpu) < 0 || *p != ' ')
+			return -EIO;
+		i = index_of(cpus, n, cpu);
+		if (i < 0)
+			continue;
+		if (stat_line_idle(p, &ticks) < 0)
+			return -EIO;
+		ns[i] = units_ticks_to_ns(ticks, clk_tck);
+		found[i] = true;
+	}
+	return 0;
+}
+
 static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
 			  uint64_t *ns, bool *found)
 {
 	char path[PATH_MAX], *text;
-	const char *line, *p;
-	uint64_t cpu, ticks;
-	int ret, i;
+	int ret;
 
 	if (idle->keep_stat_fd) {
 		ret = stat_fd(idle);
@@ -137,28 +161,9 @@ static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
 	}
 	if (ret < 0)
 		return ret == -ENOMEM ? ret : -EIO;
-	for (line = text; line && *line; line = strchr(line, '\n')) {
-		if (*line == '\n')
-			line++;
-		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
-			continue;
-		p = line + 3;
-		if (procfile_u64(&p, &cpu) < 0 || *p != ' ')
-			goto out_malformed;
-		i = index_of(cpus, n, cpu);
-		if (i < 0)
-			continue;
-		if (stat_line_idle(p, &ticks) < 0)
-			goto out_malformed;
-		ns[i] = units_ticks_to_ns(ticks, idle->clk_tck);
-		found[i] = true;
-	}
+	ret = idle_parse_stat(text, cpus, n, idle->clk_tck, ns, found);
 	free(text);
-	return 0;
-
-out_malformed:
-	free(text);
-	return -EIO;
+	return ret;
 }
 
 /* The sum of a CPU's idle state residencies, µs, as ns. */

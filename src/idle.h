@@ -51,4 +51,14 @@ const char *idle_source(const struct idle *idle);
 int idle_read(struct idle *idle, const int *cpus, size_t n, uint64_t *ns,
 	      bool *found);
 
+/*
+ * idle_parse_stat - the idle time in ns (idle plus iowait, at @clk_tck
+ * ticks a second, which must not be 0) of each of the @n Linux CPUs
+ * @cpus from the text of /proc/stat, into @ns, setting @found[i] for
+ * each CPU @cpus[i] that has a line; the others are left as they are.
+ * 0, or -EIO for a malformed "cpuN" line.
+ */
+int idle_parse_stat(const char *text, const int *cpus, size_t n,
+		    uint64_t clk_tck, uint64_t *ns, bool *found);
+
 #endif

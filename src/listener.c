@@ -309,30 +309,40 @@ static int exit_top_attr(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
+int listener_decode_exit(const struct nlmsghdr *nlh, struct listener_exit *out)
 {
-	struct taskstats_fields thread, group;
-	struct lifetime life;
 	struct exit_msg m;
-	struct clocks c;
-	bool whole;
 
 	memset(&m, 0, sizeof(m));
+	memset(out, 0, sizeof(*out));
 	mnl_attr_parse(nlh, GENL_HDRLEN, exit_top_attr, &m);
 	if (!m.stats[0] ||
-	    listener_parse_stats(m.stats[0], m.len[0], 0, &thread) < 0 ||
-	    thread.pid != m.id[0] || !thread.tgid)
+	    listener_parse_stats(m.stats[0], m.len[0], 0, &out->thread) < 0 ||
+	    out->thread.pid != m.id[0] || !out->thread.tgid)
+		return -EIO;
+	/* A process that only ever had one thread gets no group record. */
+	out->whole = (out->thread.flag & AGROUP_FLAG) && !m.stats[1];
+	out->has_group = m.stats[1] && m.id[1] == out->thread.tgid &&
+			 listener_parse_stats(m.stats[1], m.len[1],
+					      out->thread.version,
+					      &out->group) == 0;
+	return 0;
+}
+
+static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
+{
+	struct listener_exit x;
+	struct lifetime life;
+	struct clocks c;
+
+	if (listener_decode_exit(nlh, &x) < 0)
 		return;
 	c.real = now_ns(CLOCK_REALTIME);
 	c.boot = now_ns(CLOCK_BOOTTIME);
 	c.mono = now_ns(CLOCK_MONOTONIC);
-	/* A process that only ever had one thread gets no group record. */
-	whole = (thread.flag & AGROUP_FLAG) && !m.stats[1];
-	file_thread(l, &thread, whole, &c, &life);
-	if (m.stats[1] && m.id[1] == thread.tgid &&
-	    listener_parse_stats(m.stats[1], m.len[1], thread.version,
-				 &group) == 0)
-		file_process(l, &thread, &group, &c, &life);
+	file_thread(l, &x.thread, x.whole, &c, &life);
+	if (x.has_group)
+		file_process(l, &x.thread, &x.group, &c, &life);
 }
 
 /* ---- names in PID namespaces ---------------------------------------- */
@@ -409,19 +419,50 @@ out:
 	free(status);
 }
 
-static void handle_connector(struct listener *l, const struct nlmsghdr *nlh)
+int listener_decode_fork(const struct nlmsghdr *nlh, struct listener_fork *out)
 {
 	const struct cn_msg *msg = mnl_nlmsg_get_payload(nlh);
 	struct proc_event ev;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*msg) + sizeof(ev) ||
 	    msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
-		return;
+		return -EIO;
 	/* The event follows a 20-byte header: copied, to be aligned. */
 	memcpy(&ev, msg->data, sizeof(ev));
-	if (ev.what == PROC_EVENT_FORK)
-		learn_task(l, ev.event_data.fork.child_tgid,
-			   ev.event_data.fork.child_pid, ev.timestamp_ns);
+	if (ev.what != PROC_EVENT_FORK)
+		return -EIO;
+	out->tgid = ev.event_data.fork.child_tgid;
+	out->pid = ev.event_data.fork.child_pid;
+	out->fork_ns = ev.timestamp_ns;
+	return 0;
+}
+
+static void handle_connector(struct listener *l, const struct nlmsghdr *nlh)
+{
+	struct listener_fork f;
+
+	if (listener_decode_fork(nlh, &f) == 0)
+		learn_task(l, f.tgid, f.pid, f.fork_ns);
+}
+
+const struct nlmsghdr *listener_next_msg(const void *buf, size_t len,
+					 size_t *off)
+{
+	const struct nlmsghdr *nlh;
+	size_t left;
+
+	if (*off > len || len - *off < sizeof(*nlh))
+		return NULL;
+	left = len - *off;
+	nlh = (const struct nlmsghdr *)((const char *)buf + *off);
+	/*
+	 * Not mnl_nlmsg_ok(): it compares the length as an int, and takes
+	 * one of 2 GiB or more for a negative number that fits.
+	 */
+	if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > left)
+		return NULL;
+	*off += NLMSG_ALIGN(nlh->nlmsg_len);
+	return nlh;
 }
 
 /* ---- the thread ----------------------------------------------------- */
@@ -449,7 +490,7 @@ static bool drain(struct listener *l, struct mnl_socket *sock, bool exits,
 {
 	const struct nlmsghdr *nlh;
 	ssize_t len;
-	int left;
+	size_t off;
 
 	for (;;) {
 		len = recv(mnl_socket_get_fd(sock), l->buf, sizeof(l->buf),
@@ -463,10 +504,8 @@ static bool drain(struct listener *l, struct mnl_socket *sock, bool exits,
 			}
 			return false;
 		}
-		left = (int)len;
-		for (nlh = (const struct nlmsghdr *)l->buf;
-		     mnl_nlmsg_ok(nlh, left);
-		     nlh = mnl_nlmsg_next(nlh, &left)) {
+		off = 0;
+		while ((nlh = listener_next_msg(l->buf, (size_t)len, &off))) {
 			if (exits && nlh->nlmsg_type == l->family)
 				handle_exit(l, nlh);
 			else if (!exits && nlh->nlmsg_type == NLMSG_DONE)

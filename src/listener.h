@@ -18,8 +18,12 @@
 #ifndef TIMINGFS_LISTENER_H
 #define TIMINGFS_LISTENER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/netlink.h>
 
 #include "engine.h"
 #include "exited.h"
@@ -73,5 +77,42 @@ struct taskstats_fields {
  */
 int listener_parse_stats(const void *p, size_t len, unsigned int version,
 			 struct taskstats_fields *f);
+
+/* What one taskstats exit message says. */
+struct listener_exit {
+	struct taskstats_fields thread; /* the exiting thread's record */
+	struct taskstats_fields group; /* its thread group's, with has_group */
+	bool has_group; /* a valid record of the whole thread group came */
+	bool whole; /* the thread was its process's only one: no group record */
+};
+
+/*
+ * listener_decode_exit - the records of the taskstats exit message @nlh
+ * (its generic netlink header and attributes; nlmsg_len bytes there, as
+ * listener_next_msg() gives). 0 and *@out; -EIO when it holds no valid
+ * record of a thread that matches its own TASKSTATS_TYPE_PID.
+ */
+int listener_decode_exit(const struct nlmsghdr *nlh, struct listener_exit *out);
+
+/* A task that the proc connector says was made. */
+struct listener_fork {
+	pid_t tgid, pid;
+	uint64_t fork_ns; /* CLOCK_MONOTONIC */
+};
+
+/*
+ * listener_decode_fork - the fork record of the proc connector message
+ * @nlh (nlmsg_len bytes there). 0 and *@out; -EIO for a message too
+ * short, of another connector, or of another event.
+ */
+int listener_decode_fork(const struct nlmsghdr *nlh, struct listener_fork *out);
+
+/*
+ * listener_next_msg - the netlink message at *@off in the @len bytes
+ * received at @buf (4-aligned), and *@off moved to the next one; NULL
+ * at the end or at a message whose header or length does not fit.
+ */
+const struct nlmsghdr *listener_next_msg(const void *buf, size_t len,
+					 size_t *off);
 
 #endif

@@ -187,28 +187,37 @@ static int find_mount(char *text, const char *path, struct mount_line *found)
 	return best >= 0;
 }
 
-int mountinfo_proc_access(const char *mountinfo_path, const char *proc_root,
-			  enum hidepid *hidepid, gid_t *gid)
+int mountinfo_parse_access(char *text, const char *proc_root,
+			   enum hidepid *hidepid, gid_t *gid)
 {
 	enum hidepid h = HIDEPID_OFF;
 	gid_t g = CONFIG_GID_NONE;
 	struct mount_line m;
+	int ret;
+
+	ret = find_mount(text, proc_root, &m);
+	if (ret > 0 && strcmp(m.type, "proc") == 0)
+		/* procfs always has super options: "rw" at least. */
+		ret = m.super ? parse_super(m.super, &h, &g) : -EIO;
+	if (ret < 0)
+		return ret;
+	*hidepid = h;
+	*gid = g;
+	return 0;
+}
+
+int mountinfo_proc_access(const char *mountinfo_path, const char *proc_root,
+			  enum hidepid *hidepid, gid_t *gid)
+{
 	char *text;
 	int ret;
 
 	ret = procfile_read_alloc(mountinfo_path, 4096, &text);
 	if (ret < 0)
 		return ret;
-	ret = find_mount(text, proc_root, &m);
-	if (ret > 0 && strcmp(m.type, "proc") == 0)
-		/* procfs always has super options: "rw" at least. */
-		ret = m.super ? parse_super(m.super, &h, &g) : -EIO;
+	ret = mountinfo_parse_access(text, proc_root, hidepid, gid);
 	free(text);
-	if (ret < 0)
-		return ret;
-	*hidepid = h;
-	*gid = g;
-	return 0;
+	return ret;
 }
 
 int mountinfo_type_at(const char *mountinfo_path, const char *path, char *type,

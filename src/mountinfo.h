@@ -59,6 +59,14 @@ int mountinfo_type_at(const char *mountinfo_path, const char *path, char *type,
 		      size_t size);
 
 /*
+ * mountinfo_parse_access - mountinfo_proc_access() on the text of a
+ * mountinfo file, @text, which it cuts into lines and fields in place.
+ * The same results but for a file that cannot be read.
+ */
+int mountinfo_parse_access(char *text, const char *proc_root,
+			   enum hidepid *hidepid, gid_t *gid);
+
+/*
  * access_resolve - the access rules of @cfg into @out. hidepid: @cfg's,
  * or with auto that of the procfs holding @cfg->proc_root (symbolic
  * links in it resolved first, where it exists) by

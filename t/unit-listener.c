@@ -2,7 +2,8 @@
  * unit-listener: decoding taskstats records of each layout the kernel
  * has sent, without a kernel: the fields timingfs uses, at the offsets
  * of versions 12 to 14 and 16 (the header's), and of version 15, which
- * put twelve counters in the middle of the struct.
+ * put twelve counters in the middle of the struct; and the walk over
+ * the netlink messages of a received buffer.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -54,6 +55,41 @@ static bool fields_ok(const struct taskstats_fields *f, unsigned int version)
 	       f->utime_us == 300000 && f->stime_us == 4000;
 }
 
+/* A netlink message of @len bytes at @off in buf; the offset after it. */
+static size_t message(size_t off, uint32_t len)
+{
+	struct nlmsghdr nlh = { .nlmsg_len = len, .nlmsg_type = NLMSG_DONE };
+
+	memcpy(buf + off, &nlh, sizeof(nlh));
+	return off + NLMSG_ALIGN(len);
+}
+
+static void test_walk(void)
+{
+	size_t end, off = 0;
+
+	memset(buf, 0, sizeof(buf));
+	end = message(message(0, 20), 16);
+	check(listener_next_msg(buf, end, &off) == (void *)buf && off == 20 &&
+		      listener_next_msg(buf, end, &off) == (void *)(buf + 20) &&
+		      off == 36 && !listener_next_msg(buf, end, &off),
+	      "walk: two messages, padded to 4 bytes, then the end");
+	off = 0;
+	check(!listener_next_msg(buf, 19, &off),
+	      "walk: a message longer than what was received: the end");
+	off = 0;
+	message(0, 0x80000010);
+	check(!listener_next_msg(buf, sizeof(buf), &off),
+	      "walk: a length of 2 GiB and more is no negative int: the end");
+	off = 0;
+	message(0, 15);
+	check(!listener_next_msg(buf, sizeof(buf), &off),
+	      "walk: a length shorter than the header: the end");
+	off = 0;
+	check(!listener_next_msg(buf, 15, &off),
+	      "walk: a buffer shorter than a header: the end");
+}
+
 int main(void)
 {
 	static const uint16_t versions[] = { 12, 13, 14, 16, 17 };
@@ -98,5 +134,6 @@ int main(void)
 		  -EIO, "a version 15 record of version 14's size: refused");
 	check_int(listener_parse_stats(buf, 1, 0, &f), -EIO,
 		  "one byte: refused");
+	test_walk();
 	return tap_done();
 }
