@@ -148,12 +148,15 @@ test_expect_success UNSHARE 'setup: namespace NS1' '
 # While only the host has read, proc/ is kept for one clock tick (src/fs.h):
 # a stat that the kernel answers alone, from its cache, is the reader's
 # own once that tick is over. Reads and listings are always (below).
+# Then its own init is there for it: the mount is not empty for it.
 test_expect_success UNSHARE 'a first reader of a new namespace: a host name the host just used is ENOENT' '
 	cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&
 	sleep 0.02 &&
 	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
 	echo "stat from the namespace: $r" &&
-	test "$r" = ENOENT
+	test "$r" = ENOENT &&
+	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/1") &&
+	test "$r" = OK
 '
 
 test_expect_success 'info says pidns caller' '
@@ -237,6 +240,7 @@ test_expect_success UNSHARE 'a host process is no process of the namespace' '
 	sed -n 6p out | grep "No such file or directory" &&
 	! grep -x -e cat-read -e ls-listed -e "$HOSTONLY" out &&
 	test "$(wc -l <out)" = 7 &&
+	sed -n 7p out | tr " " "\n" | grep -x 1 &&
 	! sed -n 7p out | tr " " "\n" | grep -x "$HOSTONLY"
 '
 
@@ -252,7 +256,9 @@ test_expect_success UNSHARE 'a host name the host just read is ENOENT in the nam
 		r3=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno opendir "$MNT/proc/$HOSTONLY") &&
 		echo "$i: $r1 $r2 $r3" &&
 		test "$r1 $r2 $r3" = "ENOENT ENOENT ENOENT" || return 1
-	done
+	done &&
+	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno read "$MNT/proc/1/cycles") &&
+	test "$r" = OK
 '
 
 test_expect_success UNSHARE 'proc/1 from the host and from the namespace, alternately' '
@@ -367,7 +373,11 @@ test_expect_success UNSHARE 'nested: B sees nothing of A, A nothing of the host'
 	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
 	test "$r" = ENOENT &&
 	r=$(in_ns "$B_INIT" "$BIN/helper-io" errno stat "$MNT/proc/$HOSTONLY") &&
-	test "$r" = ENOENT
+	test "$r" = ENOENT &&
+	r=$(in_ns "$B_INIT" "$BIN/helper-io" errno stat "$MNT/proc/3") &&
+	test "$r" = OK &&
+	r=$(in_ns "$NS1_INIT" "$BIN/helper-io" errno stat "$MNT/proc/3") &&
+	test "$r" = OK
 '
 
 # B goes, whole: nsenter stops itself when its child is stopped, so it
