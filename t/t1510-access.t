@@ -1,21 +1,27 @@
 #!/bin/bash
 # Access: [access] hidepid and gid, as procfs's hidepid= and gid=, with
-# real users. The readers are nobody (65534), nobody in group 4242
+# real users. The readers are "nobody", nobody in group 4242
 # (supplementary, or as its primary group), and root; the ground truth
 # is who owns what in /proc (ps -u) and procfs's own answer for a
 # procfs mounted here with hidepid=invisible,gid=4242.
 #
+# "nobody" is a user of this run's own, 1510000000 + the script's pid,
+# not 65534: other scripts (t1100, t1600, t1700), and this one run from
+# another checkout, start processes of 65534 on the same machine at any
+# moment, and what nobody lists is compared with what it owns.
+#
 # Readers list directories with bash's own globs (nums), so that no
 # short-lived process of theirs but the reader itself ($$) is listed.
 test_description='Access: [access] hidepid and gid, as procfs hidepid= and
-gid=, read by real users (nobody, nobody in the exempt group, root) and
-compared with /proc and with a procfs mounted with hidepid=invisible.'
+gid=, read by real users (a user of its own, that user in the exempt
+group, root) and compared with /proc and with a procfs mounted with
+hidepid=invisible.'
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot read as other users"
 test_have_prereq SETPRIV || skip_all "no setpriv (util-linux)"
 
-NOBODY=65534
+NOBODY=$((1510000000 + $$))
 chmod 755 "$TRASH"
 setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$MNT" ||
 	skip_all "nobody cannot reach $MNT"
