@@ -138,6 +138,20 @@ test_expect_success \"next\" \"true\"
 	grep -x "ok 2 - next" hang.out
 '
 
+test_expect_success 'a body the shell aborts is reported failed, and its cleanup runs' '
+	run_sub abort "
+test_expect_success \"aborts\" \"test_when_finished \\\"touch \\\\\\\$TRASH/cleaned\\\" && x=\\\$((1 / 0)) && true\"
+test_expect_success \"next\" \"true\"
+test_expect_success \"last aborts\" \"x=\\\$((1 / 0)) && true\"
+" &&
+	grep -x "not ok 1 - aborts # aborted by the shell" abort.out &&
+	grep -x "ok 2 - next" abort.out &&
+	grep -x "not ok 3 - last aborts # aborted by the shell" abort.out &&
+	grep -x "1..3" abort.out &&
+	test "$(cat abort.status)" = 1 &&
+	test_path_is_file sub/trash.abort/cleaned
+'
+
 test_expect_success 'no test_description: a bail out' '
 	mkdir -p sub &&
 	printf ". %s\ntest_done\n" "$TEST_DIRECTORY/test-lib.sh" >sub/nodesc.t &&

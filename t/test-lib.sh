@@ -167,15 +167,36 @@ kill_at_exit() {
 	CLEANUP_PIDS="$CLEANUP_PIDS $1"
 }
 
+# children_of PID: the pids of PID's children, on one line, from
+# procfs (no process started to ask).
+children_of() {
+	local c=
+	read -r c <"/proc/$1/task/$1/children" 2>/dev/null
+	echo "$c"
+}
+
 # kill_cleanup_pids: what kill_at_exit named, killed and reaped (no
 # "Killed" from the shell); a script's own cleanup may call it first.
+# Only a pid that is still a child of this shell: one already reaped
+# may have been given to another process meanwhile.
 kill_cleanup_pids() {
-	local pid
+	local pid children
+	children=" $(children_of $$) "
 	for pid in $CLEANUP_PIDS; do
+		case $children in *" $pid "*) ;; *) continue ;; esac
 		kill_tree "$pid" KILL
 		wait "$pid" 2>/dev/null
 	done
 	CLEANUP_PIDS=
+}
+
+# wait_pids PID...: wait for each, 0 when every one exited 0.
+wait_pids() {
+	local pid rc=0
+	for pid in "$@"; do
+		wait "$pid" || rc=1
+	done
+	return "$rc"
 }
 
 # cleanup: at exit, however the script ends. The trash directory goes
@@ -286,7 +307,7 @@ test_lazy_prereq UNSHARE '
 	command -v unshare && command -v nsenter &&
 	unshare -p -f --mount-proc true
 '
-test_lazy_prereq PYTHON3 'command -v python3'
+test_lazy_prereq PYTHON3 'python3 -c 1'
 test_lazy_prereq BUSYBOX 'command -v busybox'
 test_lazy_prereq STRACE 'command -v strace'
 test_lazy_prereq PROMTOOL 'command -v promtool'
@@ -381,15 +402,19 @@ $1
 
 # test_watchdog_ SECONDS: in the background, kill what the test started
 # (the shell's children that were not there before it) after SECONDS,
-# and this shell itself if that was not enough.
+# and this shell itself if that was not enough. test_watchdog_stop_
+# ends it.
 test_watchdog_() {
 	local before self=$$
-	before=" $(ps -o pid= --ppid $$ | tr -s ' \n' '  ') "
+	before=" $(children_of $$) "
 	(
-		trap - EXIT INT TERM
-		sleep "$1"
+		trap - EXIT INT
+		trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+		sleep "$1" &
+		sleeper=$!
+		wait "$sleeper" || exit 0
 		echo "timed out after $1 s" >>"$TRASH/test.log"
-		for c in $(ps -o pid= --ppid "$self"); do
+		for c in $(children_of "$self"); do
 			case $before in *" $c "*) continue ;; esac
 			[ "$c" = "$BASHPID" ] || kill_tree "$c" TERM
 		done
@@ -397,6 +422,13 @@ test_watchdog_() {
 		kill -TERM "$self"
 	) >/dev/null 2>&1 </dev/null &
 	test_watchdog_pid_=$!
+}
+
+test_watchdog_stop_() {
+	[ -n "${test_watchdog_pid_:-}" ] || return 0
+	kill -TERM "$test_watchdog_pid_" 2>/dev/null
+	wait "$test_watchdog_pid_" 2>/dev/null
+	test_watchdog_pid_=
 }
 
 # test_run_ BODY: 0 when the test passed; its output in $TRASH/test.log.
@@ -417,13 +449,32 @@ test_run_() {
 	test_eval_ "$1" >>"$log" 2>&1 </dev/null
 	test_rc_=$?
 	set -u
-	# Each registered command updates test_rc_ (test_when_finished).
-	eval "$test_cleanup_" >>"$log" 2>&1 </dev/null
-	test_cleanup_=:
-	kill_tree "$test_watchdog_pid_" KILL
-	wait "$test_watchdog_pid_" 2>/dev/null
-	cd "$TRASH" || return 1
+	test_finish_
 	return "$test_rc_"
+}
+
+# test_finish_: the cleanups of test_when_finished (each updates
+# test_rc_), the watchdog stopped, back in $TRASH.
+test_finish_() {
+	eval "$test_cleanup_" >>"$TRASH/test.log" 2>&1 </dev/null
+	test_cleanup_=:
+	test_watchdog_stop_
+	set -u
+	cd "$TRASH" || test_rc_=1
+}
+
+# A body that bash aborts (an arithmetic or expansion error) returns to
+# the top of the script without a word: the next test, or test_done,
+# reports it as failed, after its cleanups.
+test_running_=
+test_check_aborted_() {
+	[ -n "$test_running_" ] || return 0
+	test_running_=
+	test_rc_=1
+	test_finish_
+	test_failures=$((test_failures + 1))
+	echo "not ok $test_count - $test_title_ # aborted by the shell"
+	test_diagnose_ "$test_body_text_"
 }
 
 test_diagnose_() {
@@ -434,6 +485,7 @@ test_diagnose_() {
 # test_start_ [PREREQ] TITLE BODY: sets test_title_ and test_body_text_;
 # 1 when the test is skipped (and says so).
 test_start_() {
+	test_check_aborted_
 	test_count=$((test_count + 1))
 	test_prereq_=
 	if [ $# = 3 ]; then
@@ -454,10 +506,13 @@ test_start_() {
 
 test_expect_success() {
 	test_start_ "$@" || return 0
+	test_running_=1
 	if test_run_ "$test_body_text_"; then
+		test_running_=
 		echo "ok $test_count - $test_title_"
 		[ -z "$TEST_VERBOSE" ] || sed -e 's/^/#   /' "$TRASH/test.log"
 	else
+		test_running_=
 		test_failures=$((test_failures + 1))
 		echo "not ok $test_count - $test_title_"
 		test_diagnose_ "$test_body_text_"
@@ -471,7 +526,11 @@ test_expect_success() {
 # A known breakage: reported, not counted as a failure.
 test_expect_failure() {
 	test_start_ "$@" || return 0
-	if test_run_ "$test_body_text_"; then
+	test_running_=1
+	test_run_ "$test_body_text_"
+	test_rc_=$?
+	test_running_=
+	if [ "$test_rc_" = 0 ]; then
 		echo "ok $test_count - $test_title_ # TODO known breakage vanished"
 	else
 		echo "not ok $test_count - $test_title_ # TODO known breakage"
@@ -479,6 +538,7 @@ test_expect_failure() {
 }
 
 test_done() {
+	test_check_aborted_
 	echo "1..$test_count"
 	if [ "$test_failures" = 0 ]; then
 		test_finished_=passed
