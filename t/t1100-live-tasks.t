@@ -1,24 +1,11 @@
 #!/bin/bash
-# The live system: a process with a busy thread and a sleeping one, read
-# through timingfs and compared with the kernel's own files. No test
-# depends on how fast anything runs: every kernel value is read before
-# and after the file it is compared with, and bounds the file's value.
+test_description='The live system: a process with a busy thread and a
+sleeping one, read through timingfs and compared with the files of the
+kernel. No test depends on how fast anything runs: every kernel value is
+read before and after the file it is compared with, and bounds the value
+of the file.'
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
-
-# A task that exits is gone at once here (keep = 0); t1600 keeps them.
-write_config "$TRASH/live.conf" format.units=windows exited.keep=0
-mount_timingfs "$TRASH/live.conf" || exit 1
-
-before_start=$(date +%s%N)
-"$BIN/helper-busy" -k >"$TRASH/pids" &
-HELPER=$!
-kill_at_exit "$HELPER"
-wait_file "$TRASH/pids"
-after_start=$(date +%s%N)
-read -r PID BUSY SLEEPER <"$TRASH/pids"
-HZ=$(sed -n "s/^tsc_hz //p" "$MNT/info")
-export PID BUSY SLEEPER HZ before_start after_start
 
 # The busy thread's runtime in ns, from the kernel.
 sched_ns() {
@@ -26,9 +13,66 @@ sched_ns() {
 	read -r ns rest <"/proc/$PID/task/$1/schedstat" && echo "$ns"
 }
 
-# Let the busy thread run up half a second of CPU time, however long
-# that takes.
-while [ "$(sched_ns "$BUSY")" -lt 500000000 ]; do sleep 0.1; done
+# start_of PID: when the process PID started (field 22 of its stat, in
+# ticks after boot); empty when there is none.
+start_of() {
+	awk '{ sub(/^.*\) /, ""); print $20 }' "/proc/$1/stat" 2>/dev/null
+}
+
+# number_free PID: no process has the number PID. When one has, it was
+# taken again (pid_max may be 32768, and other jobs run here): a test of
+# the task that had it can tell nothing, and says why.
+number_free() {
+	test ! -d "/proc/$1" && return 0
+	echo "pid $1 was taken again: $(cat "/proc/$1/comm" 2>/dev/null)" >&2
+	return 1
+}
+
+# stop_pid PID: end a helper a test started, and reap it; for
+# test_when_finished, so never a failure.
+stop_pid() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# forget_at_exit PID: PID, given to kill_at_exit, was reaped: its number
+# is free for any process (pid_max may be 32768), which test-lib must not
+# kill at the end. test-lib has no call for this: it drops the number
+# from its list.
+forget_at_exit() {
+	CLEANUP_PIDS=" $CLEANUP_PIDS "
+	CLEANUP_PIDS=${CLEANUP_PIDS// $1 / }
+}
+
+# A task that exits is gone at once here (keep = 0); t1600 keeps them.
+test_expect_success 'setup: mounted, exited tasks not kept' '
+	write_config "$TRASH/live.conf" format.units=windows exited.keep=0 &&
+	mount_timingfs "$TRASH/live.conf" &&
+	HZ=$(sed -n "s/^tsc_hz //p" "$MNT/info") &&
+	echo "tsc_hz $HZ" &&
+	test "$HZ" -gt 0
+'
+
+# The busy thread runs up half a second of CPU time, however long that
+# takes (within the test timeout).
+test_expect_success 'setup: a process with a busy and a sleeping thread' '
+	before_start=$(date +%s%N) &&
+	{ "$BIN/helper-busy" -k >"$TRASH/pids" & } &&
+	HELPER=$! &&
+	kill_at_exit "$HELPER" &&
+	wait_file "$TRASH/pids" &&
+	after_start=$(date +%s%N) &&
+	read -r PID BUSY SLEEPER <"$TRASH/pids" &&
+	echo "process $PID, busy $BUSY, sleeping $SLEEPER" &&
+	HELPER_START=$(start_of "$PID") &&
+	test -n "$HELPER_START" &&
+	while ns=$(sched_ns "$BUSY") && test "$ns" -lt 500000000; do
+		sleep 0.1 || return 1
+	done &&
+	echo "busy thread: $ns ns" &&
+	test "$ns" -ge 500000000
+'
 
 test_expect_success 'the helper runs as it said' '
 	test "$PID" = "$HELPER" &&
@@ -98,7 +142,10 @@ test_expect_success 'sleeping thread: cycles are its schedstat runtime' '
 test_expect_success 'kernel_time + user_time is cycles in one times snapshot' '
 	for task in "$PID" "$PID/threads/$BUSY" "$PID/threads/$SLEEPER" 1; do
 		cat "$MNT/proc/$task/times" >times &&
+		cycles= kernel_time= user_time= &&
 		eval "$(sed "s/ /=/" times)" &&
+		test -n "$cycles" && test -n "$kernel_time" &&
+		test -n "$user_time" &&
 		of_cycles=$((cycles * 10000000 / HZ)) &&
 		sum=$((kernel_time + user_time)) &&
 		diff=$((sum - of_cycles)) &&
@@ -108,6 +155,7 @@ test_expect_success 'kernel_time + user_time is cycles in one times snapshot' '
 '
 
 test_expect_success 'the busy thread has a user and a kernel share' '
+	kernel_time= user_time= &&
 	eval "$(sed "s/ /=/" "$MNT/proc/$PID/threads/$BUSY/times")" &&
 	echo "kernel $kernel_time user $user_time" &&
 	test "$kernel_time" -gt 0 && test "$user_time" -gt 0
@@ -116,10 +164,12 @@ test_expect_success 'the busy thread has a user and a kernel share' '
 test_expect_success 'the split follows the kernel utime:stime proportion' '
 	set -- $(cut -d")" -f2 "/proc/$PID/task/$BUSY/stat") &&
 	utime=${12} stime=${13} &&
+	kernel_time= user_time= &&
 	eval "$(sed "s/ /=/" "$MNT/proc/$PID/threads/$BUSY/times")" &&
 	set -- $(cut -d")" -f2 "/proc/$PID/task/$BUSY/stat") &&
 	utime2=${12} stime2=${13} &&
 	echo "stat $utime:$stime..$utime2:$stime2, file $user_time:$kernel_time" &&
+	test "$kernel_time" -gt 0 && test "$user_time" -gt 0 &&
 	test $((kernel_time * (utime + stime) * 100)) -ge \
 		$(( (kernel_time + user_time) * stime * 80 )) &&
 	test $((kernel_time * (utime2 + stime2) * 100)) -le \
@@ -131,6 +181,7 @@ test_expect_success 'process cycles include all its threads' '
 	s=$(cat "$MNT/proc/$PID/threads/$SLEEPER/cycles") &&
 	p=$(cat "$MNT/proc/$PID/cycles") &&
 	echo "process $p, threads $b + $s" &&
+	test "$b" -gt 0 && test "$s" -gt 0 &&
 	test "$p" -ge $((b + s))
 '
 
@@ -149,6 +200,8 @@ test_expect_success 'creation_time is the real start, to a second' '
 test_expect_success 'creation_time is the same at every read' '
 	a=$(cat "$MNT/proc/1/creation_time") &&
 	b=$(cat "$MNT/proc/$PID/threads/$SLEEPER/creation_time") &&
+	echo "process 1: $a, sleeping thread: $b" &&
+	test "$a" -gt 0 && test "$b" -gt "$a" &&
 	for i in $(seq 1 20); do
 		test "$(cat "$MNT/proc/1/creation_time")" = "$a" &&
 		test "$(cat "$MNT/proc/$PID/threads/$SLEEPER/creation_time")" = "$b" ||
@@ -177,7 +230,7 @@ test_expect_success 'counters never go backwards over many reads' '
 				"$last_t $last_p $last_k $last_u $last_i"
 			return 1
 		}
-		last_t=$t last_p=$p last_k=$k last_u=$u last_i=$idle
+		last_t=$t last_p=$p last_k=$k last_u=$u last_i=$idle || return 1
 	done &&
 	test "$last_t" -gt 0 && test "$last_i" -gt 0
 '
@@ -223,6 +276,7 @@ test_expect_success 'proc/self in a thread is its process' '
 	out=$("$BIN/helper-threads" "$MNT/proc/self") &&
 	echo "$out" &&
 	set -- $out &&
+	test $# = 3 &&
 	test "$1" = "$2" && test "$1" = "$3"
 '
 
@@ -243,39 +297,53 @@ test_expect_success 'proc/PID belongs to the owner of /proc/PID' '
 		"$(stat -c %u:%g "/proc/$PID")"
 '
 
-test_expect_success 'a process of another owner is theirs' '
-	command -v setpriv >/dev/null || { echo "no setpriv: skipped"; return 0; }
-	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 &
+# setpriv sets the owner, then runs sleep: wait for that.
+test_expect_success SETPRIV 'a process of another owner is theirs' '
+	{ setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & } &&
 	other=$! &&
-	while [ "$(stat -c %u /proc/$other)" != 65534 ]; do sleep 0.01; done &&
+	test_when_finished "stop_pid $other" &&
+	for i in $(seq 1 500); do
+		test "$(stat -c %u "/proc/$other")" != 65534 || break
+		sleep 0.01 || return 1
+	done &&
+	test "$(stat -c %u:%g "/proc/$other")" = 65534:65534 &&
 	owner=$(stat -c %u:%g "$MNT/proc/$other/cycles") &&
-	kill $other && { wait $other || :; } &&
+	echo "owner $owner" &&
 	test "$owner" = 65534:65534
 '
 
 # Opened while the task runs; read after it exited (and after the
 # attribute timeout, so that fstat asks the daemon): the snapshot. The
-# helper is ended and reaped here, by the shell that started it.
-mkfifo "$TRASH/hold-in"
-"$BIN/helper-io" hold "$MNT/proc/$PID/threads/$BUSY/times" \
-	<"$TRASH/hold-in" >"$TRASH/held" 2>&1 &
-HOLDER=$!
-kill_at_exit "$HOLDER"
-exec 8>"$TRASH/hold-in"
-exec 3<"$MNT/proc/$PID/cycles"
-for i in $(seq 1 200); do
-	[ -s "$TRASH/held" ] && break
-	sleep 0.05
-done
-kill "$HELPER"
-wait "$HELPER"
-sleep 1.2
-echo go >&8
-exec 8>&-
-wait "$HOLDER"
+# helper is ended and reaped here, by the shell that started it. Fd 3,
+# the process file this shell holds open, is read by the next test.
+# New opens are made at once, while its number is surely free.
+test_expect_success 'setup: files held open while their task exits' '
+	mkfifo "$TRASH/hold-in" &&
+	{
+		"$BIN/helper-io" hold "$MNT/proc/$PID/threads/$BUSY/times" \
+			<"$TRASH/hold-in" >"$TRASH/held" 2>&1 &
+	} &&
+	HOLDER=$! &&
+	kill_at_exit "$HOLDER" &&
+	exec 8>"$TRASH/hold-in" &&
+	exec 3<"$MNT/proc/$PID/cycles" &&
+	wait_file "$TRASH/held" &&
+	kill "$HELPER" &&
+	test_expect_code 143 wait "$HELPER" &&
+	forget_at_exit "$HELPER" &&
+	"$BIN/helper-io" errno read "$MNT/proc/$PID/cycles" >gone.cycles &&
+	"$BIN/helper-io" errno read "$MNT/proc/$PID/threads/$BUSY/times" \
+		>gone.times &&
+	sleep 1.2 &&
+	echo go >&8 &&
+	exec 8>&- &&
+	wait "$HOLDER" &&
+	forget_at_exit "$HOLDER"
+'
 
 test_expect_success 'a file kept open across its task exit reads its snapshot' '
-	test ! -d "/proc/$PID" &&
+	test_when_finished "exec 3<&-" &&
+	test "$(start_of "$PID")" != "$HELPER_START" &&
 	cat held &&
 	grep -x "mode 100444 uid 0" held &&
 	grep "^cycles [1-9][0-9]*$" held &&
@@ -283,16 +351,16 @@ test_expect_success 'a file kept open across its task exit reads its snapshot' '
 	read -r snapshot <&3 &&
 	test "$snapshot" -gt 0
 '
-exec 3<&-
 
 test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
-	test ! -d "/proc/$PID" &&
-	test "$($BIN/helper-io errno read "$MNT/proc/$PID/cycles")" = ENOENT &&
-	test "$($BIN/helper-io errno read "$MNT/proc/$PID/threads/$BUSY/times")" = ENOENT &&
+	echo ENOENT >expect &&
+	test_cmp expect gone.cycles &&
+	test_cmp expect gone.times &&
+	number_free "$PID" &&
 	for i in $(seq 1 50); do
 		r=$($BIN/helper-io errno stat "$MNT/proc/$PID") &&
-		test "$r" = ENOENT && break
-		sleep 0.1
+		test "$r" != ENOENT || break
+		sleep 0.1 || return 1
 	done &&
 	test "$r" = ENOENT &&
 	! ls "$MNT/proc" | grep -x "$PID"
@@ -301,17 +369,15 @@ test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
 # A big process: 2,000 threads. Who each is comes from its own status,
 # so its threads/ lists exactly what the kernel lists, and a listing
 # read from any offset lands on an entry or at its end.
-"$BIN/helper-many" 2000 >"$TRASH/many" &
-MANY=$!
-kill_at_exit "$MANY"
-export MANY
+test_expect_success 'setup: a process of 2,000 threads' '
+	{ "$BIN/helper-many" 2000 >"$TRASH/many" & } &&
+	MANY=$! &&
+	kill_at_exit "$MANY" &&
+	wait_file "$TRASH/many" &&
+	test "$(cat "$TRASH/many")" = "$MANY ready"
+'
 
 test_expect_success 'a process of 2,000 threads: threads/ is its task/' '
-	for i in $(seq 1 200); do
-		grep -q ready "$TRASH/many" && break
-		sleep 0.05
-	done &&
-	test "$(cut -d" " -f1 "$TRASH/many")" = "$MANY" &&
 	ls "/proc/$MANY/task" | sort -n >expect &&
 	test "$(wc -l <expect)" = 2000 &&
 	ls "$MNT/proc/$MANY/threads" | sort -n >actual &&
@@ -355,8 +421,10 @@ test_expect_success 'readdir from every offset lands on an entry or ends' '
 	"$BIN/helper-dirseek" "$MNT"
 '
 
-unmount_timingfs
-test_expect_success 'the daemon exited 0 after the unmount' '
+test_expect_success 'the daemon exits 0 at the unmount' '
+	unmount_timingfs &&
+	echo "exit status $TFS_STATUS" &&
+	cat "$TRASH/TFS.err" &&
 	test "$TFS_STATUS" = 0
 '
 test_done

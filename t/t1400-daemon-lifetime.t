@@ -1,12 +1,11 @@
 #!/bin/bash
-# The daemon's life: how it mounts, serves with bounded workers, and
-# ends: an unmount or SIGTERM/SIGINT is a clean exit 0, and a daemon
-# killed outright leaves no mount behind (auto_unmount).
+test_description='The life of the daemon: how it mounts, serves with bounded
+workers, and ends: an unmount or SIGTERM/SIGINT is a clean exit 0, and a
+daemon killed outright leaves no mount behind (auto_unmount).'
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
-fixture_config "$TRASH/m2.conf" m2
-export CONF=$TRASH/m2.conf
+CONF=$TRASH/m2.conf
 
 # reads_ok: the tree answers.
 reads_ok() {
@@ -18,19 +17,55 @@ daemon_threads() {
 	ls "/proc/$1/task" | wc -l
 }
 
-# parallel_reads N: N readers at once, 50 opens each. Waits for the
-# readers only: a bare "wait" would wait for the daemon too.
-parallel_reads() {
-	local i pids=
+# queued_reads N: N readers at once, all their requests queued before
+# the daemon serves any: it is stopped until each reader waits for its
+# answer, so that the daemon, continued, finds N requests waiting and
+# starts workers for them up to its maximum (fast requests, served as
+# they come, would need few). Fails if a reader does, or if they are
+# not all waiting within 30 s. Waits for the readers only: a bare
+# "wait" would wait for the daemon too.
+queued_reads() {
+	local i pid pids= waiting=0 wchan
+	kill -STOP "$TFS_PID" || return 1
 	for i in $(seq 1 "$1"); do
-		(for j in $(seq 1 50); do cat "$MNT/proc/100/times"; done) \
-			>/dev/null &
+		cat "$MNT/proc/100/times" >/dev/null &
 		pids="$pids $!"
 	done
-	wait $pids
+	for i in $(seq 1 600); do
+		waiting=0
+		for pid in $pids; do
+			wchan=
+			read -r wchan 2>/dev/null <"/proc/$pid/wchan"
+			[ "$wchan" != request_wait_answer ] ||
+				waiting=$((waiting + 1))
+		done
+		[ "$waiting" != "$1" ] || break
+		sleep 0.05
+	done
+	echo "$waiting of $1 readers waited for the daemon"
+	kill -CONT "$TFS_PID" || return 1
+	for pid in $pids; do
+		wait "$pid" || return 1
+	done
+	test "$waiting" = "$1"
 }
 
+# stopped_mount_is_gone: the daemon is gone (by a signal it took, or on
+# its own), and so is its mount; the mount point is the empty directory
+# again, not a dead mount (where any stat would fail, -e included).
+stopped_mount_is_gone() {
+	wait_unmounted &&
+	ls -A "$MNT" >left &&
+	test ! -s left
+}
+
+test_expect_success 'setup: the m2 fixture configuration' '
+	fixture_config "$CONF" m2 &&
+	test_path_is_file "$CONF"
+'
+
 test_expect_success 'mounted read-only, as timingfs, with default_permissions' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	reads_ok &&
 	line=$(awk -v d="$MNT" "\$2 == d" /proc/self/mounts) &&
@@ -43,50 +78,59 @@ test_expect_success 'mounted read-only, as timingfs, with default_permissions' '
 	test "$TFS_STATUS" = 0
 '
 
+# unmount_timingfs reaps the daemon, SIGKILL after 5 s: then its status
+# is 137, not 0. It unmounts only what is still mounted.
 test_expect_success 'fusermount3 -u: the daemon exits 0' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	fusermount3 -u "$MNT" &&
-	status=0 && wait "$TFS_PID" || status=$?
-	test "$status" = 0 && ! is_mounted "$MNT"
+	! is_mounted "$MNT" &&
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0
 '
 
 test_expect_success 'SIGTERM: unmounted, exit 0' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	reads_ok &&
 	kill -TERM "$TFS_PID" &&
-	status=0 && wait "$TFS_PID" || status=$?
-	test "$status" = 0 &&
-	! is_mounted "$MNT"
+	stopped_mount_is_gone &&
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0
 '
 
 # A shell without job control starts background commands with SIGINT
 # ignored, which libfuse then leaves alone: give it the default back.
 test_expect_success 'SIGINT: unmounted, exit 0' '
-	env --default-signal=INT "$TIMINGFS" -f -c "$CONF" "$MNT" 2>err &
-	pid=$! &&
+	test_when_finished unmount_timingfs &&
+	{ env --default-signal=INT "$TIMINGFS" -f -c "$CONF" "$MNT" 2>err & } &&
+	TFS_PID=$! &&
 	wait_mounted &&
 	reads_ok &&
-	kill -INT "$pid" &&
-	status=0 && wait "$pid" || status=$?
+	kill -INT "$TFS_PID" &&
+	stopped_mount_is_gone &&
+	unmount_timingfs &&
 	cat err &&
-	test "$status" = 0 &&
-	! is_mounted "$MNT"
+	test "$TFS_STATUS" = 0
 '
 
 test_expect_success 'SIGKILL: auto_unmount takes the mount away' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	reads_ok &&
 	kill -KILL "$TFS_PID" &&
-	{ wait "$TFS_PID" || :; } &&
-	wait_unmounted &&
-	test ! -e "$MNT/info"
+	test_expect_code 137 wait "$TFS_PID" &&
+	TFS_PID= &&
+	stopped_mount_is_gone
 '
 
 test_expect_success 'SIGKILL with -o no_auto_unmount leaves a dead mount' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" -o no_auto_unmount &&
 	reads_ok &&
 	kill -KILL "$TFS_PID" &&
-	{ wait "$TFS_PID" || :; } &&
+	test_expect_code 137 wait "$TFS_PID" &&
+	TFS_PID= &&
 	is_mounted "$MNT" &&
 	test "$($BIN/helper-io errno stat "$MNT/info")" = ENOTCONN &&
 	fusermount3 -u "$MNT" &&
@@ -94,6 +138,7 @@ test_expect_success 'SIGKILL with -o no_auto_unmount leaves a dead mount' '
 '
 
 test_expect_success 'mounted again at the same place' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	reads_ok &&
 	unmount_timingfs &&
@@ -101,6 +146,7 @@ test_expect_success 'mounted again at the same place' '
 '
 
 test_expect_success 'without -f: in the background, exit 0 once mounted' '
+	test_when_finished unmount_timingfs &&
 	"$TIMINGFS" -c "$CONF" "$MNT" &&
 	is_mounted "$MNT" &&
 	reads_ok &&
@@ -110,6 +156,7 @@ test_expect_success 'without -f: in the background, exit 0 once mounted' '
 
 # No flush handler: after the first close the kernel stops sending it.
 test_expect_success '-d: debug output on stderr, in the foreground' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -d -c "$CONF" &&
 	reads_ok && reads_ok && reads_ok &&
 	unmount_timingfs &&
@@ -120,8 +167,9 @@ test_expect_success '-d: debug output on stderr, in the foreground' '
 '
 
 test_expect_success '-s: one thread serves everything (and one takes SIGHUP)' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -s -c "$CONF" &&
-	parallel_reads 8 &&
+	queued_reads 8 &&
 	reads_ok &&
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
@@ -130,8 +178,10 @@ test_expect_success '-s: one thread serves everything (and one takes SIGHUP)' '
 '
 
 test_expect_success 'multi-threaded: at most max_threads workers' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" -o max_threads=3 &&
-	parallel_reads 16 &&
+	queued_reads 32 &&
+	reads_ok &&
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
@@ -139,8 +189,10 @@ test_expect_success 'multi-threaded: at most max_threads workers' '
 '
 
 test_expect_success 'multi-threaded by default, 10 workers at most' '
+	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
-	parallel_reads 32 &&
+	queued_reads 32 &&
+	reads_ok &&
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
