@@ -493,6 +493,13 @@ for UNITS in windows unix; do
 			promtool check metrics <odd.prom
 		'
 
+		# A process that exits is kept in the mount's proc/ with its
+		# exit_time, no longer in /proc. The exporter lists /proc, but
+		# a process that exits between that listing and the read of
+		# its times is read as kept: no series for it either. Short
+		# processes without end make that happen in every round,
+		# where they come last and their names are gone: such a series
+		# would name a comm of "?".
 		test_expect_success EXITS_KEPT "$UNITS: exporter: an exited process kept in proc/ has no series" '
 			{ sleep 30 & } &&
 			p=$! &&
@@ -503,7 +510,16 @@ for UNITS in windows unix; do
 			test -d "$MNT/proc/$p" &&
 			test "$(sed -n "s/^exit_time //p" "$MNT/proc/$p/times")" != 0 &&
 			"$EXPORTER" -m "$MNT" -o - >gone &&
-			! grep "pid=\"$p\"" gone
+			! grep "pid=\"$p\"" gone &&
+			{ timeout 60 sh -c "while :; do /bin/true; done" & } &&
+			spawner=$! &&
+			test_when_finished "stop $spawner" &&
+			for i in $(seq 1 10); do
+				"$EXPORTER" -m "$MNT" -o - >m 2>err &&
+				test ! -s err &&
+				! grep "comm=\"?\"" m ||
+					{ cat err; return 1; }
+			done
 		'
 
 		# -i reads info again each round: a mount that comes back with
