@@ -523,7 +523,8 @@ for UNITS in windows unix; do
 		'
 
 		# -i reads info again each round: a mount that comes back with
-		# other units has its seconds in those, without a restart.
+		# other units has its seconds in those, without a restart, and
+		# the rounds between, when there is no mount, say so.
 		test_expect_success "$UNITS: exporter -i follows the units of a new mount" '
 			helper="^timingfs_process_cpu_seconds_total{pid=\"$PID\",comm=\"helper-busy\",mode=\"user\"}" &&
 			write_config re-unix.conf format.units=unix &&
@@ -535,9 +536,10 @@ for UNITS in windows unix; do
 			test_when_finished "stop $loop" &&
 			wait_for 10 grep -sqE "$helper [0-9]+\.[0-9]{7}$" re.prom &&
 			unmount_timingfs_on RE "$RE" &&
+			wait_for 10 grep -qF "$RE is not a timingfs mount" re.err &&
 			start_timingfs_on RE "$RE" -c "$TRASH/re-unix.conf" &&
 			wait_for 10 grep -qE "$helper [0-9]+\.[0-9]{9}$" re.prom &&
-			grep -F "$RE is not a timingfs mount" re.err
+			cat re.err
 		'
 	else
 		# keep = 0: a process that ends is ENOENT at once. Hundreds a
@@ -556,20 +558,23 @@ for UNITS in windows unix; do
 		'
 
 		# The mount goes in the middle of -i: rounds fail, said on
-		# stderr, and FILE stays the last whole one.
+		# stderr, and FILE stays the last whole one. Once a round has
+		# failed, every later one does: FILE is final then, and stays
+		# so through another failed round. The unmount is tried until
+		# no round holds a file of the mount open (EBUSY).
 		test_expect_success "$UNITS: exporter -i: a failed round leaves FILE as it was" '
 			{ timeout --foreground 60 "$EXPORTER" -m "$MNT" -i 0.1 \
 				-o kept.prom 2>kept.err & } &&
 			loop=$! &&
 			test_when_finished "stop $loop" &&
 			wait_for 10 test -s kept.prom &&
-			fusermount3 -u "$MNT" &&
+			wait_for 10 fusermount3 -u "$MNT" &&
+			wait_for 10 grep -qF "kept.prom not written" kept.err &&
 			cp kept.prom last &&
-			sleep 0.5 &&
+			wait_for 10 at_least 2 grep -cF "kept.prom not written" kept.err &&
 			kill -TERM $loop && test_expect_code 143 wait $loop &&
 			cat kept.err &&
 			grep -F "$MNT is not a timingfs mount" kept.err &&
-			grep -F "kept.prom not written" kept.err &&
 			test_cmp last kept.prom &&
 			test "$(grep -c "^# TYPE " kept.prom)" = 4 &&
 			! ls kept.prom.tmp.* 2>/dev/null
