@@ -40,9 +40,8 @@ unlink_timingfs() {
 	test "$(readlink "$LINK")" != "$TIMINGFS" || rm -f "$LINK"
 }
 
-# daemon_of DIR: the pid of the timingfs that serves DIR, and that it
-# is this build (by its executable): a timingfs found elsewhere on the
-# PATH would not be what this tree tests.
+# daemon_exe_of DIR: the timingfs that serves DIR runs this build: one
+# found elsewhere on the PATH would not be what this tree tests.
 daemon_exe_of() {
 	local pid found=
 	for pid in $(pgrep -x timingfs); do
