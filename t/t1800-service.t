@@ -2,6 +2,9 @@
 # A real service: mount(8) and fstab through mount.fuse3, SIGHUP
 # re-reading the configuration, the man page, the systemd unit, and
 # make install / uninstall.
+test_description='timingfs as a service: mount(8) and an fstab line
+through mount.fuse3, SIGHUP re-reading the configuration, SIGTERM, the
+man page, make install and uninstall, and the systemd unit.'
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
@@ -9,81 +12,117 @@ require_fuse
 units_of() {
 	sed -n "s/^units //p" "$MNT/info"
 }
-
-# The daemon as mount(8) finds it: mount.fuse3 runs "timingfs" from
-# mount's own PATH, which starts with /usr/local/sbin. A link there to
-# this build for the script's length, unless one is there already.
-LINK=/usr/local/sbin/timingfs
-if [ "$(id -u)" = 0 ] && [ ! -e "$LINK" ] && [ -d /usr/local/sbin ] &&
-	[ -x /sbin/mount.fuse3 ]; then
-	ln -s "$TIMINGFS" "$LINK"
-	cleanup_link() {
-		rm -f "$LINK"
-		cleanup
-	}
-	trap cleanup_link EXIT
-	write_config "$TRASH/unix.conf" format.units=unix exited.keep=0
-
-	test_expect_success 'mount -t fuse.timingfs, and umount' '
-		mount -t fuse.timingfs timingfs "$MNT" \
-			-o "allow_other,config=$TRASH/unix.conf"
-		rc=0
-		{
-			is_mounted "$MNT" &&
-			test "$(units_of)" = unix &&
-			grep -E "^timingfs $MNT fuse.timingfs .*allow_other" \
-				/proc/mounts &&
-			test "$($BIN/helper-io errno write "$MNT/info")" = EROFS
-		} || rc=1
-		umount "$MNT"
-		wait_unmounted
-		return $rc
-	'
-
-	test_expect_success 'the fstab line: mount MOUNTPOINT' '
-		echo "timingfs $MNT fuse.timingfs allow_other,nofail,config=$TRASH/unix.conf 0 0" >fstab
-		mount -T "$TRASH/fstab" "$MNT"
-		rc=0
-		{
-			test "$(units_of)" = unix &&
-			test -r "$MNT/proc/1/cycles"
-		} || rc=1
-		umount "$MNT"
-		wait_unmounted
-		return $rc
-	'
-else
-	test_skip 'mount -t fuse.timingfs, and umount' \
-		"not root, no mount.fuse3, or $LINK is taken"
-	test_skip 'the fstab line: mount MOUNTPOINT' "the same"
-fi
-
-write_config "$TRASH/reload.conf" format.units=windows exited.keep=30
-mount_timingfs "$TRASH/reload.conf" || exit 1
 export -f units_of
 
-# hup: SIGHUP to the daemon, then up to 2 s for the log to say it is done
-# with it (a line naming the file), or for info to say UNITS.
+# The daemon as mount(8) finds it: mount.fuse3 runs "timingfs" from
+# mount's own PATH, which has /usr/local/sbin before the system's
+# directories. A test links this build there for its own length, unless
+# a timingfs is there already (an installed one, another checkout's
+# test), and removes its link when it ends, pass or fail.
+LINK=/usr/local/sbin/timingfs
+test_lazy_prereq MOUNT_HELPER '
+	[ "$(id -u)" = 0 ] && [ -d /usr/local/sbin ] &&
+	[ -x /sbin/mount.fuse3 ] && [ ! -e "$LINK" ] && [ ! -L "$LINK" ]
+'
+
+# systemd-analyze verify --man=yes looks the unit's man page up with man.
+test_lazy_prereq MAN 'command -v man'
+
+# link_timingfs: $LINK to this build, removed when the test ends; fails,
+# and leaves it, when something else took it meanwhile.
+link_timingfs() {
+	ln -s "$TIMINGFS" "$LINK" &&
+	test_when_finished 'unlink_timingfs'
+}
+
+# unlink_timingfs: $LINK removed if it is still ours.
+unlink_timingfs() {
+	test "$(readlink "$LINK")" != "$TIMINGFS" || rm -f "$LINK"
+}
+
+# daemon_exe_of DIR: the timingfs that serves DIR runs this build: one
+# found elsewhere on the PATH would not be what this tree tests.
+daemon_exe_of() {
+	local pid found=
+	for pid in $(pgrep -x timingfs); do
+		tr "\0" " " <"/proc/$pid/cmdline" | grep -q " $1\( \|$\)" ||
+			continue
+		found=$(readlink "/proc/$pid/exe") || return 1
+	done
+	echo "daemon: ${found:-none}" &&
+	test "$found" = "$TIMINGFS"
+}
+
+# umount_mnt: $MNT unmounted, if a test left it mounted by mount(8).
+umount_mnt() {
+	if is_mounted "$MNT"; then
+		umount "$MNT" || return 1
+	fi
+	wait_unmounted
+}
+
+test_expect_success MOUNT_HELPER 'mount -t fuse.timingfs, and umount' '
+	write_config "$TRASH/unix.conf" format.units=unix exited.keep=0 &&
+	link_timingfs &&
+	mount -t fuse.timingfs timingfs "$MNT" \
+		-o "allow_other,config=$TRASH/unix.conf" &&
+	test_when_finished umount_mnt &&
+	is_mounted "$MNT" &&
+	daemon_exe_of "$MNT" &&
+	test "$(units_of)" = unix &&
+	grep -E "^timingfs $MNT fuse.timingfs .*allow_other" /proc/mounts &&
+	test "$($BIN/helper-io errno write "$MNT/info")" = EROFS &&
+	umount "$MNT" &&
+	wait_unmounted
+'
+
+test_expect_success MOUNT_HELPER 'the fstab line: mount MOUNTPOINT' '
+	echo "timingfs $MNT fuse.timingfs allow_other,nofail,config=$TRASH/unix.conf 0 0" >fstab &&
+	link_timingfs &&
+	mount -T "$TRASH/fstab" "$MNT" &&
+	test_when_finished umount_mnt &&
+	daemon_exe_of "$MNT" &&
+	test "$(units_of)" = unix &&
+	test -r "$MNT/proc/1/cycles" &&
+	umount "$MNT" &&
+	wait_unmounted
+'
+
+# hup: SIGHUP to the daemon, then up to 2 s for the log to end the
+# re-read: with the units it took, or why it kept the configuration in
+# use. Lines about keys fixed at mount come before that last one.
 hup() {
 	local i lines
-	lines=$(wc -l <"$TRASH/TFS.err")
-	kill -HUP "$TFS_PID"
+	lines=$(wc -l <"$TRASH/TFS.err") &&
+	kill -HUP "$TFS_PID" &&
 	for i in $(seq 1 40); do
-		[ "$(wc -l <"$TRASH/TFS.err")" -gt "$lines" ] && return 0
+		tail -n "+$((lines + 1))" "$TRASH/TFS.err" |
+			grep -q "re-read: units \|(SIGHUP: the configuration in use stays)\|SIGHUP: no configuration file" &&
+			return 0
 		sleep 0.05
 	done
+	echo "no end of a re-read in the log" >&2
 	return 1
 }
+
+test_expect_success 'setup: a mount with a configuration file' '
+	write_config "$TRASH/reload.conf" format.units=windows exited.keep=30 &&
+	mount_timingfs "$TRASH/reload.conf" &&
+	if grep -x "exit_source taskstats" "$MNT/info"; then
+		test_set_prereq EXITS_KEPT
+	fi
+'
 
 test_expect_success 'SIGHUP with a good file: new units for files opened after' '
 	before=$(cat "$MNT/proc/1/creation_time") &&
 	exec 3<"$MNT/proc/1/creation_time" &&
+	test_when_finished "exec 3<&-" &&
 	write_config "$TRASH/reload.conf" format.units=unix exited.keep=30 &&
 	hup &&
 	cat "$TRASH/TFS.err" &&
 	test "$(units_of)" = unix &&
 	after=$(cat "$MNT/proc/1/creation_time") &&
-	held=$(cat <&3) && exec 3<&- &&
+	held=$(cat <&3) &&
 	echo "windows $before, unix $after, opened before $held" &&
 	test "$held" = "$before" &&
 	test $(( (after / 100 + 116444736000000000) )) = "$before" &&
@@ -93,7 +132,7 @@ test_expect_success 'SIGHUP with a good file: new units for files opened after' 
 test_expect_success 'a key fixed at mount: logged, and the rest applied' '
 	write_config "$TRASH/reload.conf" format.units=windows \
 		groups.max_size=1 exited.keep=30 &&
-	hup && sleep 0.2 &&
+	hup &&
 	grep "reload.conf: \[groups\] max_size changed: it takes effect at the next mount" \
 		"$TRASH/TFS.err" &&
 	test "$(units_of)" = windows &&
@@ -101,7 +140,6 @@ test_expect_success 'a key fixed at mount: logged, and the rest applied' '
 '
 
 test_expect_success 'SIGHUP with a bad file: logged by line and key, old kept' '
-	write_config "$TRASH/reload.conf" format.units=unix &&
 	printf "[format]\nunits = parsecs\n" >"$TRASH/reload.conf" &&
 	hup &&
 	grep -F "reload.conf:2: [format] units: '"'"'parsecs'"'"' is not windows or unix (SIGHUP: the configuration in use stays)" \
@@ -111,36 +149,47 @@ test_expect_success 'SIGHUP with a bad file: logged by line and key, old kept' '
 	test -r "$MNT/proc/1/cycles"
 '
 
-test_expect_success 'SIGHUP: exit_keep follows the file' '
+test_expect_success EXITS_KEPT 'SIGHUP: exit_keep follows the file' '
+	grep -x "exit_keep 30" "$MNT/info" &&
 	write_config "$TRASH/reload.conf" exited.keep=7 &&
-	hup && sleep 0.2 &&
-	grep -x "exit_keep 7" "$MNT/info" ||
-	grep -x "exit_source none" "$MNT/info"
+	hup &&
+	grep -x "exit_keep 7" "$MNT/info"
 '
 
 test_expect_success 'SIGTERM after reloads: unmounted, exit 0' '
 	kill -TERM "$TFS_PID" &&
 	wait_unmounted
 '
-unmount_timingfs
+
 test_expect_success 'the daemon exited 0' '
+	unmount_timingfs &&
 	test "$TFS_STATUS" = 0
 '
 
-test_expect_success 'the man page: mandoc -T lint finds nothing' '
-	command -v mandoc >/dev/null &&
+test_expect_success MANDOC 'the man page: mandoc -T lint finds nothing' '
 	test -s "$SRC_ROOT/timingfs.8" &&
-	mandoc -T lint -W warning "$SRC_ROOT/timingfs.8" >lint 2>&1 || :
+	{
+		mandoc -T lint -W warning "$SRC_ROOT/timingfs.8" >lint 2>&1 ||
+			{ cat lint; return 1; }
+	} &&
 	cat lint &&
 	! grep . lint &&
-	mandoc -T utf8 "$SRC_ROOT/timingfs.8" | sed "s/.\x08//g" >page &&
+	mandoc -T utf8 "$SRC_ROOT/timingfs.8" >page.raw &&
+	sed "s/.\x08//g" page.raw >page &&
 	grep -q "SIGHUP" page && grep -q "exit_source" page &&
 	grep -q "fuse.timingfs" page
 '
 
+# install_into DIR: make install with DESTDIR=DIR, as a package would,
+# DIR removed when the test ends.
+install_into() {
+	test_when_finished "rm -rf \"$1\"" &&
+	make -s -C "$SRC_ROOT" install DESTDIR="$1" PREFIX=/usr \
+		SYSCONFDIR=/etc >/dev/null
+}
+
 test_expect_success 'make install DESTDIR=...: each file in its place' '
-	make -s -C "$SRC_ROOT" install DESTDIR="$TRASH/dest" PREFIX=/usr \
-		SYSCONFDIR=/etc >/dev/null &&
+	install_into "$TRASH/dest" &&
 	(cd dest && find . -type f | sort) >installed &&
 	cat installed &&
 	cat >expect <<-EOF &&
@@ -158,6 +207,7 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 '
 
 test_expect_success 'make install keeps a configuration that is there' '
+	install_into "$TRASH/dest" &&
 	echo "; mine" >>dest/etc/timingfs.conf &&
 	make -s -C "$SRC_ROOT" install DESTDIR="$TRASH/dest" PREFIX=/usr \
 		>/dev/null &&
@@ -165,6 +215,8 @@ test_expect_success 'make install keeps a configuration that is there' '
 '
 
 test_expect_success 'make uninstall: everything but the configuration' '
+	install_into "$TRASH/dest" &&
+	test_path_is_file dest/usr/bin/timingfs &&
 	make -s -C "$SRC_ROOT" uninstall DESTDIR="$TRASH/dest" PREFIX=/usr \
 		>/dev/null &&
 	(cd dest && find . -type f) >left &&
@@ -172,21 +224,28 @@ test_expect_success 'make uninstall: everything but the configuration' '
 	test_cmp expect left
 '
 
-if command -v systemd-analyze >/dev/null 2>&1; then
-	test_expect_success 'systemd-analyze verify: the installed unit' '
-		make -s -C "$SRC_ROOT" install PREFIX="$TRASH/prefix" \
-			SYSCONFDIR="$TRASH/prefix/etc" >/dev/null &&
-		unit=$TRASH/prefix/lib/systemd/system/timingfs.service &&
-		man=--man=yes &&
-		command -v man >/dev/null || man=--man=no
-		MANPATH=$TRASH/prefix/share/man systemd-analyze verify $man \
-			"$unit" >verify 2>&1 || { cat verify; return 1; }
-		cat verify &&
-		! grep . verify
-	'
-else
-	test_skip 'systemd-analyze verify: the installed unit' \
-		'no systemd-analyze (Debian package systemd)'
-fi
+# verify_unit MAN: systemd-analyze verify --man=MAN on the unit of an
+# install under $TRASH/prefix, removed when the test ends.
+verify_unit() {
+	test_when_finished 'rm -rf "$TRASH/prefix"' &&
+	make -s -C "$SRC_ROOT" install PREFIX="$TRASH/prefix" \
+		SYSCONFDIR="$TRASH/prefix/etc" >/dev/null &&
+	{
+		MANPATH=$TRASH/prefix/share/man systemd-analyze verify \
+			--man="$1" "$TRASH/prefix/lib/systemd/system/timingfs.service" \
+			>verify 2>&1 ||
+			{ cat verify; return 1; }
+	} &&
+	cat verify &&
+	! grep . verify
+}
+
+test_expect_success SYSTEMD_ANALYZE 'systemd-analyze verify: the installed unit' '
+	verify_unit no
+'
+
+test_expect_success SYSTEMD_ANALYZE,MAN 'systemd-analyze verify: its man page is found' '
+	verify_unit yes
+'
 
 test_done
