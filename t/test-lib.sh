@@ -405,10 +405,14 @@ $1
 # and this shell itself if that was not enough. test_watchdog_stop_
 # ends it.
 test_watchdog_() {
-	local before self=$$
+	local before self=$$ traps
 	before=" $(children_of $$) "
+	traps=$(trap -p EXIT INT TERM)
+	# A subshell runs its parent's traps for a signal that comes before
+	# it has reset them: the watchdog, stopped at once after a quick
+	# test, would run the script's cleanup. So it is made without them.
+	trap - EXIT INT TERM
 	(
-		trap - EXIT INT
 		trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
 		sleep "$1" &
 		sleeper=$!
@@ -422,6 +426,7 @@ test_watchdog_() {
 		kill -TERM "$self"
 	) >/dev/null 2>&1 </dev/null &
 	test_watchdog_pid_=$!
+	eval "$traps"
 }
 
 test_watchdog_stop_() {
