@@ -36,15 +36,6 @@ stop_pid() {
 	return 0
 }
 
-# forget_at_exit PID: PID, given to kill_at_exit, was reaped: its number
-# is free for any process (pid_max may be 32768), which test-lib must not
-# kill at the end. test-lib has no call for this: it drops the number
-# from its list.
-forget_at_exit() {
-	CLEANUP_PIDS=" $CLEANUP_PIDS "
-	CLEANUP_PIDS=${CLEANUP_PIDS// $1 / }
-}
-
 # A task that exits is gone at once here (keep = 0); t1600 keeps them.
 test_expect_success 'setup: mounted, exited tasks not kept' '
 	write_config "$TRASH/live.conf" format.units=windows exited.keep=0 &&
@@ -330,15 +321,13 @@ test_expect_success 'setup: files held open while their task exits' '
 	wait_file "$TRASH/held" &&
 	kill "$HELPER" &&
 	test_expect_code 143 wait "$HELPER" &&
-	forget_at_exit "$HELPER" &&
 	"$BIN/helper-io" errno read "$MNT/proc/$PID/cycles" >gone.cycles &&
 	"$BIN/helper-io" errno read "$MNT/proc/$PID/threads/$BUSY/times" \
 		>gone.times &&
 	sleep 1.2 &&
 	echo go >&8 &&
 	exec 8>&- &&
-	wait "$HOLDER" &&
-	forget_at_exit "$HOLDER"
+	wait "$HOLDER"
 '
 
 test_expect_success 'a file kept open across its task exit reads its snapshot' '

@@ -56,18 +56,6 @@ child_of() {
 	return 1
 }
 
-# wait_pids PID...: wait for each of them (children of this shell,
-# started in the background); 1 if any of them failed, which it names.
-wait_pids() {
-	local pid rc=0 st
-	for pid in "$@"; do
-		wait "$pid"
-		st=$?
-		[ "$st" = 0 ] || { echo "pid $pid exited $st" && rc=1; }
-	done
-	return "$rc"
-}
-
 # The body of a namespace's init: two sleepers, which are 2 and 3 there.
 NS_INIT_BODY='sleep 1000 & sleep 1000 & echo ready >"$1"; wait'
 

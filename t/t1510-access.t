@@ -122,18 +122,6 @@ wait_owner() {
 	return 1
 }
 
-# wait_pids PID...: wait for each of them (children of this shell,
-# started in the background); 1 if any of them failed, which it names.
-wait_pids() {
-	local pid rc=0 st
-	for pid in "$@"; do
-		wait "$pid"
-		st=$?
-		[ "$st" = 0 ] || { echo "pid $pid exited $st" && rc=1; }
-	done
-	return "$rc"
-}
-
 # Processes of nobody's, and one of root's, to look at. setpriv execs
 # sleep: the pid of the background job is nobody's process.
 test_expect_success 'setup: two processes of nobody, one of root' '

@@ -63,17 +63,7 @@ child_reap() {
 	local pid
 	pid=$(cat "$TRASH/$1.helper") &&
 	touch "$TRASH/go.$1" &&
-	wait "$pid" &&
-	forget_at_exit "$pid"
-}
-
-# forget_at_exit PID: PID, given to kill_at_exit, was reaped: its number
-# is free for any process (pid_max may be 32768, and the burst below
-# makes 40,000 threads), which test-lib must not kill at the end.
-# test-lib has no call for this: it drops the number from its list.
-forget_at_exit() {
-	CLEANUP_PIDS=" $CLEANUP_PIDS "
-	CLEANUP_PIDS=${CLEANUP_PIDS// $1 / }
+	wait "$pid"
 }
 
 # number_free PID: no process has the number PID. When one has, it was
@@ -204,8 +194,7 @@ test_expect_success TASKSTATS 'setup: a thread that burnt 0.3 s exited, its proc
 	ls "$MNT/proc/$PID/threads" >thread.ls &&
 	cat "$MNT/proc/$PID/threads.table" >thread.table &&
 	touch go.thread.end &&
-	wait "$THREAD_HELPER" &&
-	forget_at_exit "$THREAD_HELPER"
+	wait "$THREAD_HELPER"
 '
 
 test_expect_success TASKSTATS 'a thread that exited in a live process: its exit_time' '
@@ -239,7 +228,6 @@ test_expect_success TASKSTATS 'setup: a process of two threads exited' '
 	read -r GPID GTID <group.out &&
 	touch go.group &&
 	wait "$GROUP_HELPER" &&
-	forget_at_exit "$GROUP_HELPER" &&
 	kept "$MNT/proc/$GPID" &&
 	cat "$MNT/proc/$GPID/times" >group.times &&
 	cat "$MNT/proc/$GPID/threads/$GPID/cycles" >group.main &&
@@ -361,7 +349,6 @@ test_expect_success TASKSTATS,SETPRIV 'hidepid=invisible: a kept task exists for
 	theirs=$(head -n 1 theirs.out) &&
 	touch "$TRASH/go.theirs" &&
 	wait "$h" &&
-	forget_at_exit "$h" &&
 	kept "$MNT/proc/$mine" &&
 	kept "$MNT/proc/$theirs" &&
 	test "$(as_nobody "$BIN/helper-io" errno stat "$MNT/proc/$theirs")" = OK &&

@@ -55,7 +55,9 @@
 #   kill_at_exit PID        kill_tree PID KILL when the script ends,
 #                           however it ends
 #   kill_cleanup_pids       do that now (for a script's own cleanup,
-#                           before test-lib's)
+#                           before test-lib's); a pid already reaped is
+#                           spared (its number may be another's now)
+#   wait_pids PID...        wait for each; 1 if any failed
 #   wait_file FILE [LINES]  up to 10 s for FILE to have content (or
 #                           LINES lines)
 #   nums DIR [SKIP]         DIR's numeric entries, one line
@@ -190,11 +192,14 @@ kill_cleanup_pids() {
 	CLEANUP_PIDS=
 }
 
-# wait_pids PID...: wait for each, 0 when every one exited 0.
+# wait_pids PID...: wait for each of them (children of this shell,
+# started in the background); 1 if any of them failed, which it names.
 wait_pids() {
-	local pid rc=0
+	local pid rc=0 st
 	for pid in "$@"; do
-		wait "$pid" || rc=1
+		wait "$pid"
+		st=$?
+		[ "$st" = 0 ] || { echo "pid $pid exited $st" && rc=1; }
 	done
 	return "$rc"
 }
