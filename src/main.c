@@ -393,15 +393,19 @@ static char *resolve_mountpoint(const struct options *o)
 			strerror(errno));
 		return NULL;
 	}
-	for (layers = 0; stat(path, &st) < 0 && errno == ENOTCONN; layers++)
-		if (layers == 8 || clear_stale_mount(o, path) < 0) {
-			if (layers == 8)
-				log_msg(LOG_ERR, "cannot mount on %s: %s", path,
-					strerror(ENOTCONN));
-			free(path);
-			return NULL;
+	for (layers = 0; stat(path, &st) < 0 && errno == ENOTCONN; layers++) {
+		if (layers == 8) {
+			log_msg(LOG_ERR, "cannot mount on %s: %s", path,
+				strerror(ENOTCONN));
+			goto fail;
 		}
+		if (clear_stale_mount(o, path) < 0)
+			goto fail;
+	}
 	return path;
+fail:
+	free(path);
+	return NULL;
 }
 
 /* Our default mount options, in front of the user's. */

@@ -295,10 +295,8 @@ test_have_prereq() {
 		esac
 		have=
 		case "$test_prereq_set_" in *" $name "*) have=1 ;; esac
-		if { [ -n "$have" ] && [ -z "$negate" ]; } ||
-			{ [ -z "$have" ] && [ -n "$negate" ]; }; then
-			continue
-		fi
+		# It holds when it is set and wanted, or unset and not.
+		[ "$have" != "$negate" ] && continue
 		test_missing_prereq_="${test_missing_prereq_:+$test_missing_prereq_,}${negate:+!}$name"
 		ok=1
 	done
@@ -458,7 +456,6 @@ test_run_() {
 	: >"$log"
 	test_eval_ "$1" >>"$log" 2>&1 </dev/null
 	test_rc_=$?
-	set -u
 	test_finish_
 	return "$test_rc_"
 }
