@@ -49,7 +49,7 @@ static double time_batch(const char *path, long batch)
 	char buf[4096];
 	double start = now_us();
 	long i;
-	ssize_t n;
+	ssize_t n, total;
 	int fd;
 
 	for (i = 0; i < batch; i++) {
@@ -59,9 +59,11 @@ static double time_batch(const char *path, long batch)
 				strerror(errno));
 			return -1;
 		}
-		n = read(fd, buf, sizeof(buf));
+		total = 0;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			total += n;
 		close(fd);
-		if (n <= 0) {
+		if (n < 0 || total == 0) {
 			fprintf(stderr, "bench-read: %s: %s\n", path,
 				n < 0 ? strerror(errno) : "empty");
 			return -1;

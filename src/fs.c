@@ -1,11 +1,13 @@
 /*
  * fs: the FUSE operations, each a request to the tree for one reader.
  *
- * A file's content is rendered when it is opened into a per-open
- * snapshot, and every read, at any offset and of any size, is served
- * from it until release. A directory's listing is made at opendir the
- * same way. Errors are -errno internally, passed straight through from
- * the tree and the engine, and replied as errno.
+ * A file's content is rendered when a path walk looks it up, into a
+ * snapshot that is an inode of its own (snapshot.h); the open that
+ * follows takes it, and every read, at any offset and of any size, by
+ * read(2) or through the page cache, is served from it until release.
+ * A directory's listing is made at opendir the same way. Errors are
+ * -errno internally, passed straight through from the tree and the
+ * engine, and replied as errno.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,11 +23,13 @@
 
 #include "fs.h"
 #include "render.h"
+#include "snapshot.h"
 #include "tree.h"
 
 struct fs {
 	struct tree_env env;
 	struct fuse_session *se;
+	struct snapshots *snaps; /* the files' inodes the kernel holds */
 	/* The thread that drops proc/ from the kernel's cache. */
 	pthread_t dropper;
 	bool dropper_started;
@@ -246,8 +250,79 @@ static double entry_timeout(const struct request *r, const struct node *n,
 	return FS_TIMEOUT_S;
 }
 
+static struct rbuf *text_new(void)
+{
+	struct rbuf *text = malloc(sizeof(*text));
+
+	if (text)
+		rbuf_init(text);
+	return text;
+}
+
+static void text_free(struct rbuf *text)
+{
+	if (text) {
+		rbuf_free(text);
+		free(text);
+	}
+}
+
+/* The content of file @n, now, for the reader of @r, in a new buffer. */
+static int render_text(struct request *r, const struct node *n,
+		       struct rbuf **out)
+{
+	struct rbuf *text = text_new();
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	ret = tree_render(r, n, text);
+	if (ret < 0) {
+		text_free(text);
+		return ret;
+	}
+	*out = text;
+	return 0;
+}
+
+/*
+ * The entry of file @n: a new snapshot of its content, an inode whose
+ * size is the content's (snapshot.h). Its name is looked up again at
+ * every path walk, so that no two walks share its page cache; its path
+ * is checked as a cached dentry was, once in FS_TIMEOUT_S.
+ */
+static int lookup_file(struct request *r, const struct node *n,
+		       struct fuse_entry_param *ep)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct rbuf *text;
+	bool checked = false;
+	int ret;
+
+	if (!snapshots_checked(fs->snaps, node_ino(n), &ep->attr)) {
+		ret = tree_check(r, n, &ep->attr);
+		if (ret < 0)
+			return ret;
+		checked = true;
+	}
+	ret = render_text(r, n, &text);
+	if (ret < 0)
+		return ret;
+	ret = snapshots_add(fs->snaps, n, &ep->attr, r->pid, text, checked,
+			    &ep->ino);
+	if (ret < 0) {
+		text_free(text);
+		return ret;
+	}
+	ep->attr.st_size = (off_t)text->len;
+	ep->attr.st_blocks = (blkcnt_t)((text->len + 511) / 512);
+	ep->entry_timeout = 0;
+	return 0;
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct fs *fs = req_fs(req);
 	struct fuse_entry_param ep;
 	struct request r;
 	struct node dir, n;
@@ -262,18 +337,45 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		req_node_view(req, &r, &n);
 		n.view = r.view->slot;
 	}
-	if (ret == 0)
+	if (ret == 0 && S_ISREG(tree_mode(&n))) {
+		ret = lookup_file(&r, &n, &ep);
+	} else if (ret == 0) {
 		ret = tree_check(&r, &n, &ep.attr);
+		ep.ino = node_ino(&n);
+		ep.entry_timeout = entry_timeout(&r, &n, ep.attr.st_mode);
+	}
 	if (ret < 0) {
 		fuse_reply_err(req, -ret); /* negative entries are not cached */
 		goto out;
 	}
-	ep.ino = node_ino(&n);
 	ep.attr_timeout = FS_TIMEOUT_S;
-	ep.entry_timeout = entry_timeout(&r, &n, ep.attr.st_mode);
-	fuse_reply_entry(req, &ep);
+	if (fuse_reply_entry(req, &ep) != 0 && snapshot_ino(ep.ino))
+		snapshots_forget(fs->snaps, ep.ino, 1); /* never known */
 out:
 	req_end(&r);
+}
+
+/*
+ * A snapshot's attributes, as looked up; an open file's size is its own
+ * content's, which an open after the first renders afresh.
+ */
+static void getattr_file(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	const struct rbuf *text;
+	struct stat st;
+	struct node n;
+
+	if (snapshots_get(req_fs(req)->snaps, ino, &n, &st) < 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (fi) {
+		text = (const struct rbuf *)(uintptr_t)fi->fh;
+		st.st_size = (off_t)text->len;
+		st.st_blocks = (blkcnt_t)((text->len + 511) / 512);
+	}
+	fuse_reply_attr(req, &st, FS_TIMEOUT_S);
 }
 
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
@@ -283,7 +385,10 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 	struct node n;
 
-	(void)fi;
+	if (snapshot_ino(ino)) {
+		getattr_file(req, ino, fi);
+		return;
+	}
 	req_begin(req, &r);
 	if (tree_node(ino, &n) < 0) {
 		fuse_reply_err(req, ENOENT);
@@ -330,51 +435,73 @@ static int req_check_named(struct request *r, const struct node *n)
 	return tree_check(r, n, &st);
 }
 
-static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/*
+ * An open of snapshot @ino after its first, or by another thread than
+ * the one that looked it up: no path walk came before it (snapshot.h).
+ * The content is rendered afresh for this reader and served with
+ * direct_io; when it is longer than the inode's size, the size grows
+ * first, by a notification that stores nothing and so touches no page
+ * (a short read at the end of the content shrinks it back).
+ */
+static int open_again(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		      struct rbuf **text)
 {
+	struct fs *fs = req_fs(req);
+	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct request r;
+	struct stat st;
 	struct node n;
-	struct rbuf *text = NULL;
 	int ret;
 
 	req_begin(req, &r);
-	ret = tree_node(ino, &n);
-	if (ret == 0 &&
-	    ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
-		ret = -EROFS;
+	ret = snapshots_get(fs->snaps, ino, &n, &st);
 	if (ret == 0) {
 		req_node_view(req, &r, &n);
 		ret = req_check_named(&r, &n);
 	}
-	if (ret == 0) {
-		text = malloc(sizeof(*text));
-		if (!text)
-			ret = -ENOMEM;
-	}
-	if (ret == 0) {
-		rbuf_init(text);
-		ret = tree_render(&r, &n, text);
-	}
-	if (ret < 0)
-		goto out_free;
-	fi->fh = (uint64_t)(uintptr_t)text;
-	fi->direct_io = 1; /* size 0, content new at every open */
+	if (ret == 0)
+		ret = render_text(&r, &n, text);
+	if (ret == 0 && snapshots_resize(fs->snaps, ino, (*text)->len))
+		fuse_lowlevel_notify_store(fs->se, ino, (off_t)(*text)->len,
+					   &none, 0);
+	req_end(&r);
+	fi->direct_io = 1;
 	fi->keep_cache = 0;
+	return ret;
+}
+
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct snapshots *snaps = req_fs(req)->snaps;
+	struct rbuf *text = NULL;
+	int ret;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		ret = -EROFS;
+	else if (!snapshot_ino(ino))
+		ret = -EISDIR; /* files are snapshots; the rest is no file */
+	else
+		ret = snapshots_open(snaps, ino, fuse_req_ctx(req)->pid, &text);
+	if (ret == 0) {
+		/*
+		 * The lookup's content, through the page cache, which the
+		 * kernel empties of an earlier lookup's pages at this open.
+		 */
+		fi->direct_io = 0;
+		fi->keep_cache = 0;
+	} else if (ret == 1 && (ret = open_again(req, ino, fi, &text)) < 0) {
+		snapshots_release(snaps, ino);
+	}
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)text;
 	if (fuse_reply_open(req, fi) != 0) {
 		/* The opener was interrupted: no release will come. */
-		rbuf_free(text);
-		free(text);
+		text_free(text);
+		snapshots_release(snaps, ino);
 	}
-	req_end(&r);
-	return;
-
-out_free:
-	if (text) {
-		rbuf_free(text);
-		free(text);
-	}
-	fuse_reply_err(req, -ret);
-	req_end(&r);
 }
 
 /*
@@ -414,12 +541,30 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct rbuf *text = (struct rbuf *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	rbuf_free(text);
-	free(text);
+	text_free((struct rbuf *)(uintptr_t)fi->fh);
+	snapshots_release(req_fs(req)->snaps, ino);
 	fuse_reply_err(req, 0);
+}
+
+/* The kernel forgets inodes: snapshots go; the others are numbers. */
+static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	if (snapshot_ino(ino))
+		snapshots_forget(req_fs(req)->snaps, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	struct fs *fs = req_fs(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (snapshot_ino(forgets[i].ino))
+			snapshots_forget(fs->snaps, forgets[i].ino,
+					 forgets[i].nlookup);
+	fuse_reply_none(req);
 }
 
 /* The tree's listing sink: one entry in the kernel's dirent format. */
@@ -635,7 +780,8 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.init = fs_init,
 	.destroy = fs_destroy,
 	.lookup = fs_lookup,
-	/* No .forget: inodes are numbers, there is nothing to forget. */
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
 	.getattr = fs_getattr,
 	.readlink = fs_readlink,
 	.open = fs_open,
@@ -671,6 +817,10 @@ int fs_new(struct engine *engine, struct views *views,
 
 	if (!fs)
 		return -ENOMEM;
+	if (snapshots_new(&fs->snaps) < 0) {
+		free(fs);
+		return -ENOMEM;
+	}
 	fs->env.engine = engine;
 	fs->env.views = views;
 	fs->env.access = *access;
@@ -698,6 +848,7 @@ void fs_free(struct fs *fs)
 	if (!fs)
 		return;
 	fs_destroy(fs);
+	snapshots_free(fs->snaps);
 	pthread_cond_destroy(&fs->wake);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);

@@ -108,7 +108,7 @@ static const struct entry *entry_of(const struct node *n)
 int tree_node(uint64_t ino, struct node *n)
 {
 	node_of(ino, n);
-	if (n->kind <= K_NONE || n->kind >= KINDS)
+	if (n->kind <= K_NONE || n->kind >= KINDS || node_ino(n) != ino)
 		return -ENOENT;
 	return 0;
 }
@@ -217,7 +217,7 @@ static void fill_stat(struct request *r, const struct node *n,
 			st->st_gid = access->gid;
 		}
 	}
-	st->st_size = 0; /* unknown until rendered: read to end of file */
+	st->st_size = 0; /* a file's: its snapshot's length (snapshot.h) */
 	st->st_blksize = 4096;
 	st->st_atim = st->st_mtim = st->st_ctim = r->env->mount_time;
 }

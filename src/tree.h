@@ -26,7 +26,8 @@
 #include "nodes.h"
 #include "render.h"
 
-/* tree_node - the node of inode number @ino; -ENOENT if it names none. */
+/* tree_node - the node of inode number @ino; -ENOENT if it names none
+ * (a number with bits no node has, a snapshot's, names none). */
 int tree_node(uint64_t ino, struct node *n);
 
 /* tree_mode - the type and permission bits of a node's kind. */
