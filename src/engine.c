@@ -84,7 +84,11 @@ static uint64_t timespec_ns(const struct timespec *ts)
 
 /*
  * CLOCK_REALTIME - CLOCK_BOOTTIME from the tightest of a few bracketed
- * samples: the wall-clock instant the machine booted, to a microsecond.
+ * samples: the wall-clock instant the machine booted, to the nearest
+ * millisecond. Creation times are whole clock ticks (10 ms) after it, so
+ * no precision is lost, and every daemon on the machine, whenever it
+ * started, gives a task the same creation time: samples differ by a
+ * fraction of a microsecond, which at 100 ns units would show.
  */
 static uint64_t boot_instant_from_clocks(void)
 {
@@ -102,7 +106,7 @@ static uint64_t boot_instant_from_clocks(void)
 			boot = real - timespec_ns(&b);
 		}
 	}
-	return boot;
+	return (boot + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC * NSEC_PER_MSEC;
 }
 
 /* PROC/stat's btime, whole seconds since the Unix epoch. */

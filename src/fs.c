@@ -299,7 +299,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	bool checked = false;
 	int ret;
 
-	if (!snapshots_checked(fs->snaps, node_ino(n), &ep->attr)) {
+	if (!snapshots_checked(fs->snaps, n, &ep->attr)) {
 		ret = tree_check(r, n, &ep->attr);
 		if (ret < 0)
 			return ret;
@@ -308,14 +308,21 @@ static int lookup_file(struct request *r, const struct node *n,
 	ret = render_text(r, n, &text);
 	if (ret < 0)
 		return ret;
-	ret = snapshots_add(fs->snaps, n, &ep->attr, r->pid, text, checked,
-			    &ep->ino);
+	ret = snapshots_lookup(fs->snaps, n, &ep->attr, r->pid, text, checked,
+			       &ep->ino);
 	if (ret < 0) {
 		text_free(text);
 		return ret;
 	}
 	ep->attr.st_size = (off_t)text->len;
 	ep->attr.st_blocks = (blkcnt_t)((text->len + 511) / 512);
+	/*
+	 * The generation is the size: a kernel inode of this ID that
+	 * knows another size is stale, and the kernel makes a new one,
+	 * of this size, even where a racing reply's attributes would
+	 * have kept the old size (see snapshot.h).
+	 */
+	ep->generation = text->len;
 	ep->entry_timeout = 0;
 	return 0;
 }
@@ -356,25 +363,61 @@ out:
 }
 
 /*
- * A snapshot's attributes, as looked up; an open file's size is its own
- * content's, which an open after the first renders afresh.
+ * The node of file inode @ino: an extra inode's, else the one its
+ * number encodes. -ENOENT when it names none, -EISDIR when no file.
  */
-static void getattr_file(fuse_req_t req, fuse_ino_t ino,
+static int file_node(struct fs *fs, uint64_t ino, struct node *n)
+{
+	struct stat st;
+
+	if (snapshot_ino(ino))
+		return snapshots_get(fs->snaps, ino, n, &st);
+	if (tree_node(ino, n) < 0)
+		return -ENOENT;
+	return S_ISREG(tree_mode(n)) ? 0 : -EISDIR;
+}
+
+/*
+ * A file's attributes: as its inode's last lookup or open found them,
+ * the size its content's; an open file's size is its own content's.
+ * An inode not in use (no lookup for a while) is asked about afresh.
+ */
+static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
+	struct fs *fs = req_fs(req);
 	const struct rbuf *text;
+	struct rbuf *now = NULL;
 	struct stat st;
 	struct node n;
+	int ret;
 
-	if (snapshots_get(req_fs(req)->snaps, ino, &n, &st) < 0) {
-		fuse_reply_err(req, ENOENT);
-		return;
+	ret = snapshots_get(fs->snaps, ino, &n, &st);
+	if (ret < 0 && !fi) {
+		ret = file_node(fs, ino, &n);
+		if (ret == 0) {
+			req_node_view(req, r, &n);
+			tree_stat(r, &n, &st);
+			ret = render_text(r, &n, &now);
+		}
+		if (ret == 0)
+			st.st_size = (off_t)now->len;
+		text_free(now);
 	}
-	if (fi) {
+	if (fi) { /* an open file: its content is what the reader gets */
+		if (ret < 0 && file_node(fs, ino, &n) == 0) {
+			req_node_view(req, r, &n);
+			tree_stat(r, &n, &st);
+			ret = 0;
+		}
 		text = (const struct rbuf *)(uintptr_t)fi->fh;
 		st.st_size = (off_t)text->len;
-		st.st_blocks = (blkcnt_t)((text->len + 511) / 512);
 	}
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	st.st_blocks = (blkcnt_t)((st.st_size + 511) / 512);
 	fuse_reply_attr(req, &st, FS_TIMEOUT_S);
 }
 
@@ -385,19 +428,17 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 	struct node n;
 
-	if (snapshot_ino(ino)) {
-		getattr_file(req, ino, fi);
-		return;
-	}
 	req_begin(req, &r);
-	if (tree_node(ino, &n) < 0) {
+	if (snapshot_ino(ino) ||
+	    (tree_node(ino, &n) == 0 && S_ISREG(tree_mode(&n)))) {
+		getattr_file(req, &r, ino, fi);
+	} else if (tree_node(ino, &n) < 0) {
 		fuse_reply_err(req, ENOENT);
-		goto out;
+	} else {
+		req_node_view(req, &r, &n);
+		tree_stat(&r, &n, &st);
+		fuse_reply_attr(req, &st, FS_TIMEOUT_S);
 	}
-	req_node_view(req, &r, &n);
-	tree_stat(&r, &n, &st);
-	fuse_reply_attr(req, &st, FS_TIMEOUT_S);
-out:
 	req_end(&r);
 }
 
@@ -436,34 +477,35 @@ static int req_check_named(struct request *r, const struct node *n)
 }
 
 /*
- * An open of snapshot @ino after its first, or by another thread than
- * the one that looked it up: no path walk came before it (snapshot.h).
- * The content is rendered afresh for this reader and served with
- * direct_io; when it is longer than the inode's size, the size grows
- * first, by a notification that stores nothing and so touches no page
- * (a short read at the end of the content shrinks it back).
+ * An open of file inode @ino, node @n, that takes no lookup's content:
+ * a second open after one lookup, or one by another thread than the
+ * lookup's, which came without a path walk (snapshot.h). The content is
+ * rendered afresh for this reader and served with direct_io; when it is
+ * longer than the inode's size may be, the size grows first, by a
+ * notification that stores nothing and so touches no page (a short
+ * read at the end of the content shrinks it back).
  */
-static int open_again(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-		      struct rbuf **text)
+static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
+		      struct fuse_file_info *fi, struct rbuf **text)
 {
 	struct fs *fs = req_fs(req);
 	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct request r;
 	struct stat st;
-	struct node n;
 	int ret;
 
 	req_begin(req, &r);
-	ret = snapshots_get(fs->snaps, ino, &n, &st);
-	if (ret == 0) {
-		req_node_view(req, &r, &n);
-		ret = req_check_named(&r, &n);
-	}
+	req_node_view(req, &r, n);
+	ret = req_check_named(&r, n);
 	if (ret == 0)
-		ret = render_text(&r, &n, text);
-	if (ret == 0 && snapshots_resize(fs->snaps, ino, (*text)->len))
-		fuse_lowlevel_notify_store(fs->se, ino, (off_t)(*text)->len,
-					   &none, 0);
+		ret = render_text(&r, n, text);
+	if (ret == 0) {
+		tree_stat(&r, n, &st);
+		if (snapshots_resize(fs->snaps, ino, &st, (*text)->len))
+			fuse_lowlevel_notify_store(fs->se, ino,
+						   (off_t)(*text)->len, &none,
+						   0);
+	}
 	req_end(&r);
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
@@ -472,16 +514,18 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct snapshots *snaps = req_fs(req)->snaps;
+	struct fs *fs = req_fs(req);
 	struct rbuf *text = NULL;
+	struct node n;
 	int ret;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		ret = -EROFS;
-	else if (!snapshot_ino(ino))
-		ret = -EISDIR; /* files are snapshots; the rest is no file */
 	else
-		ret = snapshots_open(snaps, ino, fuse_req_ctx(req)->pid, &text);
+		ret = file_node(fs, ino, &n);
+	if (ret == 0)
+		ret = snapshots_open(fs->snaps, ino, &n, fuse_req_ctx(req)->pid,
+				     &text);
 	if (ret == 0) {
 		/*
 		 * The lookup's content, through the page cache, which the
@@ -489,8 +533,9 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 */
 		fi->direct_io = 0;
 		fi->keep_cache = 0;
-	} else if (ret == 1 && (ret = open_again(req, ino, fi, &text)) < 0) {
-		snapshots_release(snaps, ino);
+	} else if (ret == 1 &&
+		   (ret = open_again(req, ino, &n, fi, &text)) < 0) {
+		snapshots_release(fs->snaps, ino);
 	}
 	if (ret < 0) {
 		fuse_reply_err(req, -ret);
@@ -500,7 +545,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fuse_reply_open(req, fi) != 0) {
 		/* The opener was interrupted: no release will come. */
 		text_free(text);
-		snapshots_release(snaps, ino);
+		snapshots_release(fs->snaps, ino);
 	}
 }
 

@@ -1,13 +1,13 @@
 /*
- * snapshot: the table of the snapshots the kernel holds, by node ID,
- * and of the last one looked up of each node.
+ * snapshot: the table of the inodes of files in use, by node ID, and of
+ * the inode each node's last lookup gave.
  *
- * A node ID is SNAPSHOT_INO_BIT, the slot's generation (31 bits) and
- * the slot's index (32 bits). Free slots are chained; a slot taken
- * again gets the next generation, so an ID the kernel has forgotten
- * never names its slot's next snapshot. The last slot of each node (by
- * the node's own inode number, its view included) is in a hash table
- * of chains through the slots, as large as the slot table.
+ * Entries live in an array of slots with a chain of free ones; a hash
+ * table of open addressing maps a node ID to its slot. A node's own
+ * entry (its ID its inode number) is the node's record: when its path
+ * was last checked, and which inode its last lookup gave (its own, or
+ * an extra one). Each lookup sweeps two slots, round the array: a
+ * node's own entry not in use any more goes.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,33 +17,31 @@
 
 #include "snapshot.h"
 
-#define GEN_SHIFT 32
-#define GEN_MASK 0x7fffffffU
 #define NO_SLOT UINT32_MAX
+#define SWEEP_PER_LOOKUP 2
 
-struct slot {
-	bool used;
-	bool last; /* the last of its node, in the hash table */
-	uint32_t gen;
-	uint32_t next; /* the next free slot, or the next in its chain */
-	uint64_t node_ino;
-	uint64_t nlookup;
-	unsigned int opens;
+struct entry {
+	uint64_t id; /* 0: a free slot */
 	struct node node;
 	struct stat st; /* st_size: what the kernel was last told */
+	unsigned int opens;
 	struct rbuf *text; /* the last lookup's content, until opened */
 	pid_t pid; /* which thread looked it up */
-	long long pending_s; /* and when */
-	long long checked_ms; /* when a lookup last checked its path */
+	long long pending_ms; /* and when */
+	uint64_t nlookup; /* an extra inode's */
+	long long checked_ms; /* a node's own: its path last checked */
+	uint64_t last; /* a node's own: the inode of its last lookup */
+	uint32_t next_free;
 };
 
 struct snapshots {
 	pthread_mutex_t lock;
-	struct slot *slot;
-	uint32_t *bucket; /* cap heads of chains of last slots */
-	uint32_t cap;
-	uint32_t free_head;
+	struct entry *slot;
+	uint32_t nslots, free_head, sweep;
+	uint32_t *map; /* mapcap slot indices, NO_SLOT where empty */
+	uint32_t mapcap;
 	size_t count;
+	uint64_t extras; /* extra inodes made so far */
 };
 
 static long long now_ms(void)
@@ -52,6 +50,14 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void text_free(struct rbuf *text)
+{
+	if (text) {
+		rbuf_free(text);
+		free(text);
+	}
 }
 
 int snapshots_new(struct snapshots **out)
@@ -66,251 +72,283 @@ int snapshots_new(struct snapshots **out)
 	return 0;
 }
 
-static void text_free(struct rbuf *text)
-{
-	if (text) {
-		rbuf_free(text);
-		free(text);
-	}
-}
-
 void snapshots_free(struct snapshots *s)
 {
 	uint32_t i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->cap; i++)
-		if (s->slot[i].used)
-			text_free(s->slot[i].text);
+	for (i = 0; i < s->nslots; i++)
+		text_free(s->slot[i].text);
 	free(s->slot);
-	free(s->bucket);
+	free(s->map);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-static uint64_t ino_of(uint32_t index, uint32_t gen)
+/* ---- the map of IDs to slots ------------------------------------------- */
+
+static uint32_t home_of(const struct snapshots *s, uint64_t id)
 {
-	return SNAPSHOT_INO_BIT | (uint64_t)(gen & GEN_MASK) << GEN_SHIFT |
-	       index;
+	return (uint32_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) &
+	       (s->mapcap - 1);
 }
 
-static uint32_t bucket_of(const struct snapshots *s, uint64_t node_ino)
+/* Where @id is in the map, or the empty place it would take. */
+static uint32_t map_place(const struct snapshots *s, uint64_t id)
 {
-	node_ino *= 0x9e3779b97f4a7c15ULL;
-	return (uint32_t)(node_ino >> 32) & (s->cap - 1);
+	uint32_t i = home_of(s, id);
+
+	while (s->map[i] != NO_SLOT && s->slot[s->map[i]].id != id)
+		i = (i + 1) & (s->mapcap - 1);
+	return i;
 }
 
-/* The slot @ino names, in use; NULL if none. Called locked. */
-static struct slot *slot_of(struct snapshots *s, uint64_t ino)
-{
-	uint32_t index = (uint32_t)ino;
-	struct slot *sl;
-
-	if (!snapshot_ino(ino) || index >= s->cap)
-		return NULL;
-	sl = &s->slot[index];
-	if (!sl->used ||
-	    (sl->gen & GEN_MASK) != ((ino >> GEN_SHIFT) & GEN_MASK))
-		return NULL;
-	return sl;
-}
-
-/* The last slot of @node_ino, or NO_SLOT. Called locked. */
-static uint32_t last_of(const struct snapshots *s, uint64_t node_ino)
+static struct entry *find(const struct snapshots *s, uint64_t id)
 {
 	uint32_t i;
 
-	if (!s->cap)
-		return NO_SLOT;
-	for (i = s->bucket[bucket_of(s, node_ino)]; i != NO_SLOT;
-	     i = s->slot[i].next)
-		if (s->slot[i].node_ino == node_ino)
-			return i;
-	return NO_SLOT;
+	if (!s->mapcap || !id)
+		return NULL;
+	i = map_place(s, id);
+	return s->map[i] == NO_SLOT ? NULL : &s->slot[s->map[i]];
 }
 
-static void last_link(struct snapshots *s, uint32_t index)
+/* Remove @id, shifting back the entries its place held up. */
+static void map_remove(struct snapshots *s, uint64_t id)
 {
-	uint32_t *head = &s->bucket[bucket_of(s, s->slot[index].node_ino)];
+	uint32_t mask = s->mapcap - 1, i = map_place(s, id), j, home;
 
-	s->slot[index].next = *head;
-	s->slot[index].last = true;
-	*head = index;
+	if (s->map[i] == NO_SLOT)
+		return;
+	for (j = (i + 1) & mask; s->map[j] != NO_SLOT; j = (j + 1) & mask) {
+		home = home_of(s, s->slot[s->map[j]].id);
+		/* j's entry may fill i unless its home lies in (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->map[i] = s->map[j];
+			i = j;
+		}
+	}
+	s->map[i] = NO_SLOT;
 }
 
-static void last_unlink(struct snapshots *s, uint32_t index)
-{
-	uint32_t *p = &s->bucket[bucket_of(s, s->slot[index].node_ino)];
-
-	while (*p != index)
-		p = &s->slot[*p].next;
-	*p = s->slot[index].next;
-	s->slot[index].last = false;
-}
-
-/*
- * Twice the slots, and the hash table of last slots made anew at the
- * new size. -ENOMEM, with nothing changed, if it cannot. Called locked.
- */
+/* Twice the slots and the map, the map made anew. Called locked. */
 static int grow(struct snapshots *s)
 {
-	uint32_t i, old = s->cap, cap = old ? old * 2 : 64;
-	struct slot *slot;
-	uint32_t *bucket;
+	uint32_t i, old = s->nslots, n = old ? old * 2 : 32;
+	struct entry *slot;
+	uint32_t *map;
 
-	if (old >= (1U << 30))
+	if (old >= (1U << 28))
 		return -ENOMEM;
-	bucket = malloc((size_t)cap * sizeof(*bucket));
-	if (!bucket)
+	map = malloc((size_t)n * 2 * sizeof(*map));
+	if (!map)
 		return -ENOMEM;
-	slot = realloc(s->slot, (size_t)cap * sizeof(*slot));
+	slot = realloc(s->slot, (size_t)n * sizeof(*slot));
 	if (!slot) {
-		free(bucket);
+		free(map);
 		return -ENOMEM;
 	}
-	memset(slot + old, 0, (size_t)(cap - old) * sizeof(*slot));
-	for (i = 0; i < cap; i++)
-		bucket[i] = NO_SLOT;
-	free(s->bucket);
+	memset(slot + old, 0, (size_t)(n - old) * sizeof(*slot));
+	free(s->map);
 	s->slot = slot;
-	s->bucket = bucket;
-	s->cap = cap;
-	for (i = 0; i < old; i++) /* chained anew at the new size */
-		if (slot[i].used && slot[i].last)
-			last_link(s, i);
-	for (i = cap; i-- > old;) {
-		slot[i].next = s->free_head;
+	s->nslots = n;
+	s->map = map;
+	s->mapcap = n * 2;
+	for (i = 0; i < s->mapcap; i++)
+		map[i] = NO_SLOT;
+	for (i = 0; i < old; i++)
+		if (slot[i].id)
+			map[map_place(s, slot[i].id)] = i;
+	for (i = n; i-- > old;) {
+		slot[i].next_free = s->free_head;
 		s->free_head = i;
 	}
 	return 0;
 }
 
-/*
- * Whether the last slot @sl of its node may take a new lookup by @pid:
- * nobody has it open, and no other thread's lookup waits for its open.
- */
-static bool reusable(const struct slot *sl, pid_t pid, long long now)
+/* A new entry for @id, node @n; NULL when out of memory. */
+static struct entry *entry_new(struct snapshots *s, uint64_t id,
+			       const struct node *n)
 {
-	if (sl->opens)
-		return false;
-	return !sl->text || sl->pid == pid ||
-	       now - sl->pending_s >= SNAPSHOT_PENDING_S * 1000LL;
-}
-
-static void set_text(struct slot *sl, const struct stat *st, pid_t pid,
-		     struct rbuf *text, bool checked, long long now)
-{
-	text_free(sl->text);
-	if (checked)
-		sl->checked_ms = now;
-	sl->st = *st;
-	sl->st.st_size = (off_t)text->len;
-	sl->st.st_blocks = (blkcnt_t)((text->len + 511) / 512);
-	sl->text = text;
-	sl->pid = pid;
-	sl->pending_s = now;
-	sl->nlookup++;
-}
-
-bool snapshots_checked(struct snapshots *s, uint64_t node_ino, struct stat *st)
-{
-	long long now = now_ms();
-	bool fresh = false;
+	struct entry *e;
 	uint32_t index;
 
-	pthread_mutex_lock(&s->lock);
-	index = last_of(s, node_ino);
-	if (index != NO_SLOT &&
-	    now - s->slot[index].checked_ms < SNAPSHOT_CHECKED_MS) {
-		*st = s->slot[index].st;
-		fresh = true;
+	if (s->free_head == NO_SLOT && grow(s) < 0)
+		return NULL;
+	index = s->free_head;
+	e = &s->slot[index];
+	s->free_head = e->next_free;
+	memset(e, 0, sizeof(*e));
+	e->id = id;
+	e->node = *n;
+	e->last = id;
+	s->map[map_place(s, id)] = index;
+	s->count++;
+	return e;
+}
+
+static void entry_drop(struct snapshots *s, struct entry *e)
+{
+	uint32_t index = (uint32_t)(e - s->slot);
+
+	map_remove(s, e->id);
+	text_free(e->text);
+	memset(e, 0, sizeof(*e));
+	e->next_free = s->free_head;
+	s->free_head = index;
+	s->count--;
+}
+
+/* Whether @e's content waits for its open by another thread than @pid. */
+static bool pending_for_other(const struct entry *e, pid_t pid, long long now)
+{
+	return e->text && e->pid != pid &&
+	       now - e->pending_ms < SNAPSHOT_PENDING_MS;
+}
+
+/* Whether a node's own entry @e is in use; if not, it may go. */
+static bool own_in_use(const struct entry *e, long long now)
+{
+	return e->opens || pending_for_other(e, 0, now) ||
+	       now - e->checked_ms < SNAPSHOT_CHECKED_MS;
+}
+
+static void sweep(struct snapshots *s, long long now)
+{
+	struct entry *e;
+	int i;
+
+	for (i = 0; i < SWEEP_PER_LOOKUP && s->nslots; i++) {
+		e = &s->slot[s->sweep++ % s->nslots];
+		if (e->id && !snapshot_ino(e->id) && !own_in_use(e, now))
+			entry_drop(s, e);
 	}
+}
+
+/* ---- lookups and opens -------------------------------------------------- */
+
+bool snapshots_checked(struct snapshots *s, const struct node *n,
+		       struct stat *st)
+{
+	long long now = now_ms();
+	struct entry *e;
+	bool fresh;
+
+	pthread_mutex_lock(&s->lock);
+	e = find(s, node_ino(n));
+	fresh = e && now - e->checked_ms < SNAPSHOT_CHECKED_MS;
+	if (fresh)
+		*st = e->st;
 	pthread_mutex_unlock(&s->lock);
 	return fresh;
 }
 
-int snapshots_add(struct snapshots *s, const struct node *n,
-		  const struct stat *st, pid_t pid, struct rbuf *text,
-		  bool checked, uint64_t *ino)
+/* Whether inode @e may take a lookup by @pid: nobody has it open, and
+ * no other thread's lookup waits for its open. */
+static bool reusable(const struct entry *e, pid_t pid, long long now)
 {
-	uint64_t node_ino = st->st_ino;
+	return !e->opens && !pending_for_other(e, pid, now);
+}
+
+static void set_attr(struct entry *e, const struct stat *st, uint64_t size)
+{
+	e->st = *st;
+	e->st.st_size = (off_t)size;
+	e->st.st_blocks = (blkcnt_t)((size + 511) / 512);
+}
+
+static void take_text(struct entry *e, const struct stat *st, pid_t pid,
+		      struct rbuf *text, long long now)
+{
+	text_free(e->text);
+	set_attr(e, st, text->len);
+	e->text = text;
+	e->pid = pid;
+	e->pending_ms = now;
+}
+
+int snapshots_lookup(struct snapshots *s, const struct node *n,
+		     const struct stat *st, pid_t pid, struct rbuf *text,
+		     bool checked, uint64_t *ino)
+{
 	long long now = now_ms();
-	uint32_t index;
-	struct slot *sl;
+	struct entry *own, *e;
+	uint64_t id;
 
 	pthread_mutex_lock(&s->lock);
-	index = last_of(s, node_ino);
-	if (index != NO_SLOT && reusable(&s->slot[index], pid, now)) {
-		sl = &s->slot[index];
-		set_text(sl, st, pid, text, checked, now);
-		*ino = ino_of(index, sl->gen);
-		pthread_mutex_unlock(&s->lock);
-		return 0;
+	sweep(s, now);
+	own = find(s, node_ino(n));
+	if (!own)
+		own = entry_new(s, node_ino(n), n);
+	if (!own)
+		goto out_nomem;
+	if (checked)
+		own->checked_ms = now;
+	e = find(s, own->last);
+	if (!e || !reusable(e, pid, now))
+		e = reusable(own, pid, now) ? own : NULL;
+	if (!e) {
+		id = SNAPSHOT_INO_BIT | ++s->extras;
+		e = entry_new(s, id, n);
+		if (!e)
+			goto out_nomem;
+		own = find(s, node_ino(n)); /* the slots may have moved */
 	}
-	if (s->free_head == NO_SLOT && grow(s) < 0) {
-		pthread_mutex_unlock(&s->lock);
-		return -ENOMEM;
-	}
-	if (index != NO_SLOT) /* held: it goes on, as no node's last */
-		last_unlink(s, index);
-	index = s->free_head;
-	sl = &s->slot[index];
-	s->free_head = sl->next;
-	sl->used = true;
-	sl->gen++;
-	sl->node_ino = node_ino;
-	sl->nlookup = 0;
-	sl->opens = 0;
-	sl->node = *n;
-	sl->text = NULL;
-	sl->checked_ms = 0;
-	set_text(sl, st, pid, text, checked, now);
-	last_link(s, index);
-	s->count++;
-	*ino = ino_of(index, sl->gen);
+	take_text(e, st, pid, text, now);
+	if (snapshot_ino(e->id))
+		e->nlookup++;
+	own->last = e->id;
+	*ino = e->id;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
+
+out_nomem:
+	pthread_mutex_unlock(&s->lock);
+	return -ENOMEM;
 }
 
 int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
 		  struct stat *st)
 {
-	struct slot *sl;
+	struct entry *e;
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&s->lock);
-	sl = slot_of(s, ino);
-	if (sl) {
-		*n = sl->node;
-		*st = sl->st;
+	e = find(s, ino);
+	if (e && e->st.st_mode) {
+		*n = e->node;
+		*st = e->st;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
 
-int snapshots_open(struct snapshots *s, uint64_t ino, pid_t pid,
-		   struct rbuf **text)
+int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
+		   pid_t pid, struct rbuf **text)
 {
 	struct rbuf *unused = NULL;
-	struct slot *sl;
-	int ret = -ENOENT;
+	struct entry *e;
+	int ret = 1;
 
 	*text = NULL;
 	pthread_mutex_lock(&s->lock);
-	sl = slot_of(s, ino);
-	if (sl) {
-		ret = 1;
-		if (sl->text && sl->pid == pid && !sl->opens) {
-			*text = sl->text;
-			ret = 0;
-		} else {
-			unused = sl->text; /* another's: its open comes anew */
-		}
-		sl->text = NULL;
-		sl->opens++;
+	e = find(s, ino);
+	if (!e && !snapshot_ino(ino))
+		e = entry_new(s, ino, n); /* size 0: it grows */
+	if (!e) {
+		ret = snapshot_ino(ino) ? -ENOENT : -ENOMEM;
+	} else if (e->text && e->pid == pid && !e->opens) {
+		*text = e->text;
+		e->text = NULL;
+		ret = 0;
+	} else {
+		unused = e->text; /* not this reader's: it renders anew */
+		e->text = NULL;
 	}
+	if (e)
+		e->opens++;
 	pthread_mutex_unlock(&s->lock);
 	text_free(unused);
 	return ret;
@@ -318,26 +356,26 @@ int snapshots_open(struct snapshots *s, uint64_t ino, pid_t pid,
 
 void snapshots_release(struct snapshots *s, uint64_t ino)
 {
-	struct slot *sl;
+	struct entry *e;
 
 	pthread_mutex_lock(&s->lock);
-	sl = slot_of(s, ino);
-	if (sl && sl->opens)
-		sl->opens--;
+	e = find(s, ino);
+	if (e && e->opens && !--e->opens && snapshot_ino(ino) && !e->nlookup)
+		entry_drop(s, e);
 	pthread_mutex_unlock(&s->lock);
 }
 
-bool snapshots_resize(struct snapshots *s, uint64_t ino, uint64_t size)
+bool snapshots_resize(struct snapshots *s, uint64_t ino,
+		       const struct stat *st, uint64_t size)
 {
-	struct slot *sl;
+	struct entry *e;
 	bool grew = false;
 
 	pthread_mutex_lock(&s->lock);
-	sl = slot_of(s, ino);
-	if (sl) {
-		grew = size > (uint64_t)sl->st.st_size;
-		sl->st.st_size = (off_t)size;
-		sl->st.st_blocks = (blkcnt_t)((size + 511) / 512);
+	e = find(s, ino);
+	if (e) {
+		grew = !e->st.st_mode || size > (uint64_t)e->st.st_size;
+		set_attr(e, st, size);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return grew;
@@ -345,26 +383,18 @@ bool snapshots_resize(struct snapshots *s, uint64_t ino, uint64_t size)
 
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 {
-	struct rbuf *text = NULL;
-	struct slot *sl;
-	uint32_t index = (uint32_t)ino;
+	struct entry *e;
 
+	if (!snapshot_ino(ino))
+		return;
 	pthread_mutex_lock(&s->lock);
-	sl = slot_of(s, ino);
-	if (sl && nlookup < sl->nlookup) {
-		sl->nlookup -= nlookup;
-	} else if (sl) {
-		if (sl->last)
-			last_unlink(s, index);
-		text = sl->text;
-		sl->text = NULL;
-		sl->used = false;
-		sl->next = s->free_head;
-		s->free_head = index;
-		s->count--;
+	e = find(s, ino);
+	if (e) {
+		e->nlookup -= nlookup < e->nlookup ? nlookup : e->nlookup;
+		if (!e->nlookup && !e->opens)
+			entry_drop(s, e);
 	}
 	pthread_mutex_unlock(&s->lock);
-	text_free(text);
 }
 
 size_t snapshots_count(struct snapshots *s)

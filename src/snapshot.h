@@ -15,19 +15,21 @@
  * How. A LOOKUP of a file renders its content then and there, and
  * answers with an inode whose attributes carry the content's exact
  * length. The entry timeout of a file is 0, so the kernel looks the
- * name up again at every path walk. The answer is the same inode, its
- * content made anew, while no open file holds it and no other thread's
- * lookup of it waits for its open; otherwise a new inode, never given
- * before, which the kernel puts in place of the old in its dentry. The
- * OPEN that follows on the same thread takes the content made at its
- * lookup as the open file's snapshot; the open drops whatever pages an
- * earlier snapshot left in the inode's cache, and, as no other open
- * holds the inode, its page cache holds this snapshot alone: read(2),
- * pread, sendfile, splice and mmap all see the same bytes, the size is
- * exact (stat, ls -l, du, find -size, tail -c agree with cat), and two
- * readers of one path never share a page cache. A walk costs one
- * LOOKUP more than a cached dentry does, and the content's end is known
- * to the kernel, which saves the READ at the end of the file.
+ * name up again at every path walk. The answer is the inode of the
+ * name's last lookup, its content made anew, while no open file holds
+ * it and no other thread's lookup of it waits for its open; otherwise
+ * an extra inode, never given before, which the kernel puts in place
+ * of the held one in its dentry. The OPEN that follows on the same
+ * thread takes the content made at its lookup as the open file's
+ * snapshot; the open drops whatever pages an earlier snapshot left in
+ * the inode's cache, and, as no other open holds the inode, its page
+ * cache holds this snapshot alone: read(2), pread, sendfile, splice and
+ * mmap all see the same bytes, the size is exact (stat, ls -l, du, find
+ * -size, tail -c agree with cat), and two readers of one path never
+ * share a page cache. A walk costs one LOOKUP more than a cached dentry
+ * does, and the content's end is known to the kernel, which saves the
+ * READ at the end of the file; the path itself is checked once in
+ * SNAPSHOT_CHECKED_MS, as a cached dentry was.
  *
  * A second open of an inode after one lookup, which comes only without
  * a path walk (a file bind-mounted on its own, /proc/self/fd/N opened
@@ -38,10 +40,15 @@
  * a page-cache reader meets the end of the content in a short read,
  * which shrinks the size to it.
  *
- * Node IDs of snapshots have bit 63 set, which no node of inode.h's
- * encoding (62 bits) has; below it, a slot of this table and the
- * slot's generation. The attributes keep the node's own inode number
- * (st_ino), the same at every lookup, as readdir gives it.
+ * Node IDs. A file's first inode is its node's own inode number
+ * (inode.h), which needs no memory: the table holds an entry for it
+ * only while it is in use (open, a lookup's content waiting for its
+ * open, a path checked less than SNAPSHOT_CHECKED_MS ago) and sweeps
+ * it a while after, so the daemon's memory follows what is being read,
+ * not the files the kernel keeps cached. An extra inode's ID has bit 63
+ * set, which no node's number (62 bits) has, and a counter below it;
+ * its entry lives until the kernel forgets it and nobody has it open.
+ * Every inode's attributes carry the node's own number as st_ino.
  *
  * Thread safety: every function may be called from any thread.
  */
@@ -63,7 +70,7 @@
  * within the same system call; a lookup never opened (a stat) holds its
  * inode no longer.
  */
-#define SNAPSHOT_PENDING_S 1
+#define SNAPSHOT_PENDING_MS 1000
 
 /*
  * A lookup that checked a file's path (every numbered directory on it
@@ -75,7 +82,7 @@
 
 struct snapshots;
 
-/* snapshot_ino - whether node ID @ino names a snapshot. */
+/* snapshot_ino - whether node ID @ino names an extra inode. */
 static inline bool snapshot_ino(uint64_t ino)
 {
 	return (ino & SNAPSHOT_INO_BIT) != 0;
@@ -88,61 +95,63 @@ int snapshots_new(struct snapshots **out);
 void snapshots_free(struct snapshots *s);
 
 /*
- * snapshots_checked - whether a lookup of the node of inode number
- * @node_ino checked its path less than SNAPSHOT_CHECKED_MS ago; if so,
- * its attributes as then, in *@st.
+ * snapshots_checked - whether a lookup of node @n checked its path less
+ * than SNAPSHOT_CHECKED_MS ago; if so, its attributes as then, in *@st.
  */
-bool snapshots_checked(struct snapshots *s, uint64_t node_ino, struct stat *st);
+bool snapshots_checked(struct snapshots *s, const struct node *n,
+		       struct stat *st);
 
 /*
- * snapshots_add - a lookup of node @n made @text, which it takes on
+ * snapshots_lookup - a lookup of node @n made @text, which it takes on
  * success (the caller keeps it on failure), for thread @pid, whose open
- * takes it; @st are its attributes (st_ino the node's inode number,
- * st_size set to the length of @text), @checked whether this lookup
- * checked its path. Sets *@ino: the inode of @n's last lookup when no open holds
- * it and no other thread's lookup waits for its open (pending less
- * than SNAPSHOT_PENDING_S seconds), else a new one; looked up once
- * more either way. 0, or -ENOMEM.
+ * takes it; @st are the node's attributes, @checked whether this lookup
+ * checked its path. Sets *@ino: the node's last inode when no open
+ * holds it and no other thread's lookup waits for its open, else an
+ * extra one. 0, or -ENOMEM.
  */
-int snapshots_add(struct snapshots *s, const struct node *n,
-		  const struct stat *st, pid_t pid, struct rbuf *text,
-		  bool checked, uint64_t *ino);
+int snapshots_lookup(struct snapshots *s, const struct node *n,
+		     const struct stat *st, pid_t pid, struct rbuf *text,
+		     bool checked, uint64_t *ino);
 
 /*
- * snapshots_get - the node and attributes of snapshot @ino, st_size
- * the size the kernel was last given. -ENOENT when @ino names none.
+ * snapshots_get - the node and attributes of inode @ino, st_size what
+ * the kernel was last told. -ENOENT when the table knows nothing of it:
+ * an extra inode the kernel forgot, or a node's own inode not in use
+ * (whose node its number encodes) or opened without a lookup.
  */
 int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
 		  struct stat *st);
 
 /*
- * snapshots_open - an open of snapshot @ino by thread @pid, to be
- * snapshots_release()d. The first open after a lookup, by the thread
+ * snapshots_open - an open of inode @ino, node @n, by thread @pid, to
+ * be snapshots_release()d. The first open after a lookup, by the thread
  * that looked it up, takes the content made then: *@text, now the
  * caller's, and 0. Any other open gets *@text NULL and 1: the caller
- * renders the content afresh (and snapshots_resize()s). -ENOENT when
- * @ino names none.
+ * renders the content afresh and snapshots_resize()s. -ENOENT for an
+ * extra inode the table does not hold, -ENOMEM.
  */
-int snapshots_open(struct snapshots *s, uint64_t ino, pid_t pid,
-		   struct rbuf **text);
+int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
+		   pid_t pid, struct rbuf **text);
 
 /* snapshots_release - an open of @ino is closed. */
 void snapshots_release(struct snapshots *s, uint64_t ino);
 
 /*
- * snapshots_resize - snapshot @ino's content is now @size bytes long:
- * whether that is more than the kernel was last told (then the caller
- * grows the inode's size). The size recorded is @size either way.
+ * snapshots_resize - an open of inode @ino rendered @size bytes afresh,
+ * for a node of attributes @st: whether the kernel may have been told
+ * less (then the caller grows the inode's size). Recorded either way.
  */
-bool snapshots_resize(struct snapshots *s, uint64_t ino, uint64_t size);
+bool snapshots_resize(struct snapshots *s, uint64_t ino,
+		      const struct stat *st, uint64_t size);
 
 /*
- * snapshots_forget - the kernel forgets @nlookup lookups of @ino; at
- * none left, the snapshot goes. Unknown IDs are ignored.
+ * snapshots_forget - the kernel forgets @nlookup lookups of @ino. An
+ * extra inode goes at none left, once nobody has it open; a node's own
+ * inode needs nothing.
  */
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
 
-/* snapshots_count - how many snapshots the kernel holds now. */
+/* snapshots_count - how many inodes the table holds now. */
 size_t snapshots_count(struct snapshots *s);
 
 #endif

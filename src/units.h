@@ -16,6 +16,7 @@
 /* 1970-01-01 00:00 UTC as a FILETIME. */
 #define UNITS_FILETIME_UNIX_EPOCH 116444736000000000ULL
 #define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
 
 /*
  * units_duration - a duration of @ns nanoseconds in @units: @ns itself
