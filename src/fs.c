@@ -296,33 +296,46 @@ static int lookup_file(struct request *r, const struct node *n,
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct rbuf *text;
+	struct owner o;
 	bool checked = false;
+	size_t len;
 	int ret;
 
-	if (!snapshots_checked(fs->snaps, n, &ep->attr)) {
+	if (snapshots_checked(fs->snaps, n, &o)) {
+		tree_stat_owned(r, n, &o, &ep->attr);
+	} else {
 		ret = tree_check(r, n, &ep->attr);
 		if (ret < 0)
 			return ret;
+		o.uid = ep->attr.st_uid;
+		o.gid = ep->attr.st_gid;
 		checked = true;
 	}
 	ret = render_text(r, n, &text);
-	if (ret < 0)
+	if (ret == -ENOENT || ret == -ENOMEM)
 		return ret;
-	ret = snapshots_lookup(fs->snaps, n, &ep->attr, r->pid, text, checked,
+	/*
+	 * Any other failure is a broken source: the name stands, of size
+	 * 0, and the open, which renders again, says what went wrong.
+	 */
+	if (ret < 0)
+		text = NULL;
+	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text, checked,
 			       &ep->ino);
 	if (ret < 0) {
 		text_free(text);
 		return ret;
 	}
-	ep->attr.st_size = (off_t)text->len;
-	ep->attr.st_blocks = (blkcnt_t)((text->len + 511) / 512);
+	len = text ? text->len : 0;
+	ep->attr.st_size = (off_t)len;
+	ep->attr.st_blocks = (blkcnt_t)((len + 511) / 512);
 	/*
 	 * The generation is the size: a kernel inode of this ID that
 	 * knows another size is stale, and the kernel makes a new one,
 	 * of this size, even where a racing reply's attributes would
 	 * have kept the old size (see snapshot.h).
 	 */
-	ep->generation = text->len;
+	ep->generation = len;
 	ep->entry_timeout = 0;
 	return 0;
 }
@@ -368,10 +381,11 @@ out:
  */
 static int file_node(struct fs *fs, uint64_t ino, struct node *n)
 {
-	struct stat st;
+	struct owner o;
+	uint64_t size;
 
 	if (snapshot_ino(ino))
-		return snapshots_get(fs->snaps, ino, n, &st);
+		return snapshots_get(fs->snaps, ino, n, &o, &size);
 	if (tree_node(ino, n) < 0)
 		return -ENOENT;
 	return S_ISREG(tree_mode(n)) ? 0 : -EISDIR;
@@ -389,11 +403,16 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 	const struct rbuf *text;
 	struct rbuf *now = NULL;
 	struct stat st;
+	struct owner o;
+	uint64_t size;
 	struct node n;
 	int ret;
 
-	ret = snapshots_get(fs->snaps, ino, &n, &st);
-	if (ret < 0 && !fi) {
+	ret = snapshots_get(fs->snaps, ino, &n, &o, &size);
+	if (ret == 0) {
+		tree_stat_owned(r, &n, &o, &st);
+		st.st_size = (off_t)size;
+	} else if (!fi) {
 		ret = file_node(fs, ino, &n);
 		if (ret == 0) {
 			req_node_view(req, r, &n);
@@ -492,6 +511,7 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct request r;
 	struct stat st;
+	struct owner o;
 	int ret;
 
 	req_begin(req, &r);
@@ -501,7 +521,9 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		ret = render_text(&r, n, text);
 	if (ret == 0) {
 		tree_stat(&r, n, &st);
-		if (snapshots_resize(fs->snaps, ino, &st, (*text)->len))
+		o.uid = st.st_uid;
+		o.gid = st.st_gid;
+		if (snapshots_resize(fs->snaps, ino, &o, (*text)->len))
 			fuse_lowlevel_notify_store(fs->se, ino,
 						   (off_t)(*text)->len, &none,
 						   0);

@@ -23,7 +23,9 @@
 struct entry {
 	uint64_t id; /* 0: a free slot */
 	struct node node;
-	struct stat st; /* st_size: what the kernel was last told */
+	struct owner owner; /* as the path's last check found it */
+	uint64_t size; /* what the kernel was last told */
+	bool told; /* whether it was told anything yet */
 	unsigned int opens;
 	struct rbuf *text; /* the last lookup's content, until opened */
 	pid_t pid; /* which thread looked it up */
@@ -229,7 +231,7 @@ static void sweep(struct snapshots *s, long long now)
 /* ---- lookups and opens -------------------------------------------------- */
 
 bool snapshots_checked(struct snapshots *s, const struct node *n,
-		       struct stat *st)
+		       struct owner *o)
 {
 	long long now = now_ms();
 	struct entry *e;
@@ -239,7 +241,7 @@ bool snapshots_checked(struct snapshots *s, const struct node *n,
 	e = find(s, node_ino(n));
 	fresh = e && now - e->checked_ms < SNAPSHOT_CHECKED_MS;
 	if (fresh)
-		*st = e->st;
+		*o = e->owner;
 	pthread_mutex_unlock(&s->lock);
 	return fresh;
 }
@@ -251,25 +253,25 @@ static bool reusable(const struct entry *e, pid_t pid, long long now)
 	return !e->opens && !pending_for_other(e, pid, now);
 }
 
-static void set_attr(struct entry *e, const struct stat *st, uint64_t size)
+static void set_attr(struct entry *e, const struct owner *o, uint64_t size)
 {
-	e->st = *st;
-	e->st.st_size = (off_t)size;
-	e->st.st_blocks = (blkcnt_t)((size + 511) / 512);
+	e->owner = *o;
+	e->size = size;
+	e->told = true;
 }
 
-static void take_text(struct entry *e, const struct stat *st, pid_t pid,
+static void take_text(struct entry *e, const struct owner *o, pid_t pid,
 		      struct rbuf *text, long long now)
 {
 	text_free(e->text);
-	set_attr(e, st, text->len);
+	set_attr(e, o, text ? text->len : 0);
 	e->text = text;
 	e->pid = pid;
 	e->pending_ms = now;
 }
 
 int snapshots_lookup(struct snapshots *s, const struct node *n,
-		     const struct stat *st, pid_t pid, struct rbuf *text,
+		     const struct owner *o, pid_t pid, struct rbuf *text,
 		     bool checked, uint64_t *ino)
 {
 	long long now = now_ms();
@@ -295,7 +297,7 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 			goto out_nomem;
 		own = find(s, node_ino(n)); /* the slots may have moved */
 	}
-	take_text(e, st, pid, text, now);
+	take_text(e, o, pid, text, now);
 	if (snapshot_ino(e->id))
 		e->nlookup++;
 	own->last = e->id;
@@ -309,16 +311,17 @@ out_nomem:
 }
 
 int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
-		  struct stat *st)
+		  struct owner *o, uint64_t *size)
 {
 	struct entry *e;
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&s->lock);
 	e = find(s, ino);
-	if (e && e->st.st_mode) {
+	if (e && e->told) {
 		*n = e->node;
-		*st = e->st;
+		*o = e->owner;
+		*size = e->size;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -366,7 +369,7 @@ void snapshots_release(struct snapshots *s, uint64_t ino)
 }
 
 bool snapshots_resize(struct snapshots *s, uint64_t ino,
-		       const struct stat *st, uint64_t size)
+		       const struct owner *o, uint64_t size)
 {
 	struct entry *e;
 	bool grew = false;
@@ -374,8 +377,8 @@ bool snapshots_resize(struct snapshots *s, uint64_t ino,
 	pthread_mutex_lock(&s->lock);
 	e = find(s, ino);
 	if (e) {
-		grew = !e->st.st_mode || size > (uint64_t)e->st.st_size;
-		set_attr(e, st, size);
+		grew = !e->told || size > e->size;
+		set_attr(e, o, size);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return grew;

@@ -57,7 +57,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "inode.h"
@@ -96,31 +95,32 @@ void snapshots_free(struct snapshots *s);
 
 /*
  * snapshots_checked - whether a lookup of node @n checked its path less
- * than SNAPSHOT_CHECKED_MS ago; if so, its attributes as then, in *@st.
+ * than SNAPSHOT_CHECKED_MS ago; if so, its owner as then, in *@o.
  */
 bool snapshots_checked(struct snapshots *s, const struct node *n,
-		       struct stat *st);
+		       struct owner *o);
 
 /*
  * snapshots_lookup - a lookup of node @n made @text, which it takes on
  * success (the caller keeps it on failure), for thread @pid, whose open
- * takes it; @st are the node's attributes, @checked whether this lookup
+ * takes it (NULL: none could be made, the size is 0 and the open
+ * renders anew); @o its owner, @checked whether this lookup
  * checked its path. Sets *@ino: the node's last inode when no open
  * holds it and no other thread's lookup waits for its open, else an
  * extra one. 0, or -ENOMEM.
  */
 int snapshots_lookup(struct snapshots *s, const struct node *n,
-		     const struct stat *st, pid_t pid, struct rbuf *text,
+		     const struct owner *o, pid_t pid, struct rbuf *text,
 		     bool checked, uint64_t *ino);
 
 /*
- * snapshots_get - the node and attributes of inode @ino, st_size what
- * the kernel was last told. -ENOENT when the table knows nothing of it:
+ * snapshots_get - the node, owner and size (what the kernel was last
+ * told) of inode @ino. -ENOENT when the table knows nothing of it:
  * an extra inode the kernel forgot, or a node's own inode not in use
  * (whose node its number encodes) or opened without a lookup.
  */
 int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
-		  struct stat *st);
+		  struct owner *o, uint64_t *size);
 
 /*
  * snapshots_open - an open of inode @ino, node @n, by thread @pid, to
@@ -138,11 +138,11 @@ void snapshots_release(struct snapshots *s, uint64_t ino);
 
 /*
  * snapshots_resize - an open of inode @ino rendered @size bytes afresh,
- * for a node of attributes @st: whether the kernel may have been told
+ * for a node owned by @o: whether the kernel may have been told
  * less (then the caller grows the inode's size). Recorded either way.
  */
 bool snapshots_resize(struct snapshots *s, uint64_t ino,
-		      const struct stat *st, uint64_t size);
+		      const struct owner *o, uint64_t size);
 
 /*
  * snapshots_forget - the kernel forgets @nlookup lookups of @ino. An

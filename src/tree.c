@@ -194,8 +194,8 @@ void tree_parent(const struct node *n, struct node *parent)
 }
 
 /* The owner of @n as the checks on its path leave it; the mode. */
-static void fill_stat(struct request *r, const struct node *n,
-		      const struct owner *o, struct stat *st)
+void tree_stat_owned(const struct request *r, const struct node *n,
+		     const struct owner *o, struct stat *st)
 {
 	const struct access_policy *access = &r->env->access;
 
@@ -235,7 +235,7 @@ int tree_check(struct request *r, const struct node *n, struct stat *st)
 		if (ret < 0)
 			return ret;
 	}
-	fill_stat(r, n, &o, st);
+	tree_stat_owned(r, n, &o, st);
 	return 0;
 }
 
@@ -250,7 +250,7 @@ void tree_stat(struct request *r, const struct node *n, struct stat *st)
 		o.uid = r->env->uid; /* gone, or not a process */
 		o.gid = r->env->gid;
 	}
-	fill_stat(r, n, &o, st);
+	tree_stat_owned(r, n, &o, st);
 }
 
 int tree_list(struct request *r, const struct node *dir, listing_add_fn add,

@@ -63,6 +63,13 @@ int tree_check(struct request *r, const struct node *n, struct stat *st);
 void tree_stat(struct request *r, const struct node *n, struct stat *st);
 
 /*
+ * tree_stat_owned - the attributes of @n owned by @o, as tree_check()
+ * found them: for attributes kept by their owner alone (snapshot.h).
+ */
+void tree_stat_owned(const struct request *r, const struct node *n,
+		     const struct owner *o, struct stat *st);
+
+/*
  * tree_list - the whole listing of directory @dir for the reader:
  * ".", "..", its entries, then its numbered children, each passed to
  * @add with its inode number and mode.

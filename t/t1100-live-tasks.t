@@ -227,16 +227,29 @@ test_expect_success 'counters never go backwards over many reads' '
 '
 
 # /proc/stat read before and after the file bounds its idle + iowait.
+# With proc_stat as the source the file is /proc/stat's count to a tick.
+# The cpuidle states' residencies are another measure of the same idle
+# time, finer but not the same: it drifts from /proc/stat's by a small
+# fraction over the machine's uptime (0.1% seen here), so it is held to
+# 1% of the count and two ticks.
 test_expect_success 'idle cycles of each processor match /proc/stat' '
 	clk=$(getconf CLK_TCK) &&
+	source=$(sed -n "s/^idle_source //p" "$MNT/info") &&
+	echo "idle_source $source" &&
 	for cpu in $(seq 0 $(($(nproc) - 1))); do
 		set -- $(grep "^cpu$cpu " /proc/stat) && before=$(($5 + $6)) &&
 		c=$(cat "$MNT/groups/0/cpu$cpu/idle_cycles") &&
 		set -- $(grep "^cpu$cpu " /proc/stat) && after=$(($5 + $6)) &&
 		ticks=$((c / (HZ / clk))) &&
-		echo "cpu$cpu: /proc/stat $before..$after ticks, file $ticks" &&
-		test "$ticks" -ge $((before - 1)) &&
-		test "$ticks" -le $((after + 1)) || return 1
+		slack=1 &&
+		if test "$source" = cpuidle
+		then
+			slack=$((after / 100 + 2))
+		fi &&
+		echo "cpu$cpu: /proc/stat $before..$after ticks, file $ticks, slack $slack" &&
+		test "$ticks" -gt 0 &&
+		test "$ticks" -ge $((before - slack)) &&
+		test "$ticks" -le $((after + slack)) || return 1
 	done
 '
 
