@@ -297,11 +297,13 @@ static int lookup_file(struct request *r, const struct node *n,
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct rbuf *text;
 	struct owner o;
+	struct node dir;
 	bool checked = false;
 	size_t len;
 	int ret;
 
-	if (snapshots_checked(fs->snaps, n, &o)) {
+	tree_parent(n, &dir);
+	if (snapshots_checked(fs->snaps, &dir, &o)) {
 		tree_stat_owned(r, n, &o, &ep->attr);
 	} else {
 		ret = tree_check(r, n, &ep->attr);
@@ -320,8 +322,8 @@ static int lookup_file(struct request *r, const struct node *n,
 	 */
 	if (ret < 0)
 		text = NULL;
-	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text, checked,
-			       &ep->ino);
+	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text,
+			       checked ? &dir : NULL, &ep->ino);
 	if (ret < 0) {
 		text_free(text);
 		return ret;
@@ -524,9 +526,8 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		o.uid = st.st_uid;
 		o.gid = st.st_gid;
 		if (snapshots_resize(fs->snaps, ino, &o, (*text)->len))
-			fuse_lowlevel_notify_store(fs->se, ino,
-						   (off_t)(*text)->len, &none,
-						   0);
+			fuse_lowlevel_notify_store(
+				fs->se, ino, (off_t)(*text)->len, &none, 0);
 	}
 	req_end(&r);
 	fi->direct_io = 1;

@@ -3,11 +3,14 @@
  * the inode each node's last lookup gave.
  *
  * Entries live in an array of slots with a chain of free ones; a hash
- * table of open addressing maps a node ID to its slot. A node's own
- * entry (its ID its inode number) is the node's record: when its path
- * was last checked, and which inode its last lookup gave (its own, or
- * an extra one). Each lookup sweeps two slots, round the array: a
- * node's own entry not in use any more goes.
+ * table of open addressing maps a node ID to its slot. A file's own
+ * entry (its ID its inode number) is the file's record while it is in
+ * use: which inode its last lookup gave (its own, or an extra one), the
+ * content waiting for its open, its opens. A directory's entry (its ID
+ * the directory's inode number) records when a lookup of one of its
+ * files last checked the path, and the owner found. An entry not in use
+ * goes at the release that ends its use, or else when the sweep, four
+ * slots round the array at each lookup, comes by.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +21,7 @@
 #include "snapshot.h"
 
 #define NO_SLOT UINT32_MAX
-#define SWEEP_PER_LOOKUP 2
+#define SWEEP_PER_LOOKUP 4
 
 struct entry {
 	uint64_t id; /* 0: a free slot */
@@ -31,7 +34,7 @@ struct entry {
 	pid_t pid; /* which thread looked it up */
 	long long pending_ms; /* and when */
 	uint64_t nlookup; /* an extra inode's */
-	long long checked_ms; /* a node's own: its path last checked */
+	long long checked_ms; /* a directory's: its path last checked */
 	uint64_t last; /* a node's own: the inode of its last lookup */
 	uint32_t next_free;
 };
@@ -92,8 +95,7 @@ void snapshots_free(struct snapshots *s)
 
 static uint32_t home_of(const struct snapshots *s, uint64_t id)
 {
-	return (uint32_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) &
-	       (s->mapcap - 1);
+	return (uint32_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (s->mapcap - 1);
 }
 
 /* Where @id is in the map, or the empty place it would take. */
@@ -230,7 +232,7 @@ static void sweep(struct snapshots *s, long long now)
 
 /* ---- lookups and opens -------------------------------------------------- */
 
-bool snapshots_checked(struct snapshots *s, const struct node *n,
+bool snapshots_checked(struct snapshots *s, const struct node *dir,
 		       struct owner *o)
 {
 	long long now = now_ms();
@@ -238,7 +240,7 @@ bool snapshots_checked(struct snapshots *s, const struct node *n,
 	bool fresh;
 
 	pthread_mutex_lock(&s->lock);
-	e = find(s, node_ino(n));
+	e = find(s, node_ino(dir));
 	fresh = e && now - e->checked_ms < SNAPSHOT_CHECKED_MS;
 	if (fresh)
 		*o = e->owner;
@@ -270,9 +272,24 @@ static void take_text(struct entry *e, const struct owner *o, pid_t pid,
 	e->pending_ms = now;
 }
 
+/* Directory @dir's path was checked now: its files' owner is @o. */
+static int mark_checked(struct snapshots *s, const struct node *dir,
+			const struct owner *o, long long now)
+{
+	struct entry *e = find(s, node_ino(dir));
+
+	if (!e)
+		e = entry_new(s, node_ino(dir), dir);
+	if (!e)
+		return -ENOMEM;
+	e->checked_ms = now;
+	e->owner = *o;
+	return 0;
+}
+
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
-		     bool checked, uint64_t *ino)
+		     const struct node *checked, uint64_t *ino)
 {
 	long long now = now_ms();
 	struct entry *own, *e;
@@ -280,13 +297,13 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 
 	pthread_mutex_lock(&s->lock);
 	sweep(s, now);
+	if (checked && mark_checked(s, checked, o, now) < 0)
+		goto out_nomem;
 	own = find(s, node_ino(n));
 	if (!own)
 		own = entry_new(s, node_ino(n), n);
 	if (!own)
 		goto out_nomem;
-	if (checked)
-		own->checked_ms = now;
 	e = find(s, own->last);
 	if (!e || !reusable(e, pid, now))
 		e = reusable(own, pid, now) ? own : NULL;
@@ -363,13 +380,17 @@ void snapshots_release(struct snapshots *s, uint64_t ino)
 
 	pthread_mutex_lock(&s->lock);
 	e = find(s, ino);
-	if (e && e->opens && !--e->opens && snapshot_ino(ino) && !e->nlookup)
+	if (!e || !e->opens || --e->opens)
+		goto out;
+	/* Unused now: an extra inode the kernel forgot, a node's own. */
+	if (snapshot_ino(ino) ? !e->nlookup : !own_in_use(e, now_ms()))
 		entry_drop(s, e);
+out:
 	pthread_mutex_unlock(&s->lock);
 }
 
-bool snapshots_resize(struct snapshots *s, uint64_t ino,
-		       const struct owner *o, uint64_t size)
+bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
+		      uint64_t size)
 {
 	struct entry *e;
 	bool grew = false;

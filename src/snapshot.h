@@ -94,24 +94,28 @@ int snapshots_new(struct snapshots **out);
 void snapshots_free(struct snapshots *s);
 
 /*
- * snapshots_checked - whether a lookup of node @n checked its path less
- * than SNAPSHOT_CHECKED_MS ago; if so, its owner as then, in *@o.
+ * snapshots_checked - whether a lookup of a file of directory @dir
+ * checked the path less than SNAPSHOT_CHECKED_MS ago; if so, the owner
+ * of its files as then, in *@o. One record serves every file of a
+ * directory (the six of a thread), so the table holds a record per
+ * directory walked in the last SNAPSHOT_CHECKED_MS, and a file's own
+ * record only while it is in use.
  */
-bool snapshots_checked(struct snapshots *s, const struct node *n,
+bool snapshots_checked(struct snapshots *s, const struct node *dir,
 		       struct owner *o);
 
 /*
  * snapshots_lookup - a lookup of node @n made @text, which it takes on
  * success (the caller keeps it on failure), for thread @pid, whose open
  * takes it (NULL: none could be made, the size is 0 and the open
- * renders anew); @o its owner, @checked whether this lookup
- * checked its path. Sets *@ino: the node's last inode when no open
+ * renders anew); @o its owner; @checked its directory when this lookup
+ * checked the path, else NULL. Sets *@ino: the node's last inode when no open
  * holds it and no other thread's lookup waits for its open, else an
  * extra one. 0, or -ENOMEM.
  */
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
-		     bool checked, uint64_t *ino);
+		     const struct node *checked, uint64_t *ino);
 
 /*
  * snapshots_get - the node, owner and size (what the kernel was last
@@ -141,8 +145,8 @@ void snapshots_release(struct snapshots *s, uint64_t ino);
  * for a node owned by @o: whether the kernel may have been told
  * less (then the caller grows the inode's size). Recorded either way.
  */
-bool snapshots_resize(struct snapshots *s, uint64_t ino,
-		      const struct owner *o, uint64_t size);
+bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
+		      uint64_t size);
 
 /*
  * snapshots_forget - the kernel forgets @nlookup lookups of @ino. An
