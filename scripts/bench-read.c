@@ -2,10 +2,12 @@
  * bench-read: the cost of open+read+close of several files, measured
  * interleaved in one run, for `make bench`.
  *
- * usage: bench-read ROUNDS BATCH NAME=PATH... [-- NAME/NAME...]
+ * usage: bench-read ROUNDS BATCH NAME=[sendfile:]PATH... [-- NAME/NAME...]
  *
  * After one round of warm-up, each of ROUNDS rounds times BATCH
- * open+read+close of every PATH in turn, so that all of them meet the
+ * open+read+close of every PATH in turn (read(2) to the end, or with
+ * "sendfile:" sendfile(2) to /dev/null until it returns 0, as busybox
+ * cat reads: through the kernel's page cache), so that all of them meet the
  * same machine at nearly the same moment; every other round goes in the
  * reverse order. Prints, per file,
  *
@@ -25,12 +27,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <time.h>
 #include <unistd.h>
 
 struct target {
 	const char *name;
 	const char *path;
+	int by_sendfile;
 	double *us; /* per round */
 	double *sorted;
 };
@@ -43,10 +47,21 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* BATCH opens, reads and closes of @path: the mean µs, or -1. */
-static double time_batch(const char *path, long batch)
+static int devnull = -1;
+
+/* The next bytes of @fd, by read(2) or sendfile(2). */
+static ssize_t next_bytes(int fd, int by_sendfile)
 {
-	char buf[4096];
+	static char buf[65536];
+
+	if (by_sendfile)
+		return sendfile(devnull, fd, NULL, 1 << 20);
+	return read(fd, buf, sizeof(buf));
+}
+
+/* BATCH opens, reads and closes of @path: the mean µs, or -1. */
+static double time_batch(const char *path, int by_sendfile, long batch)
+{
 	double start = now_us();
 	long i;
 	ssize_t n, total;
@@ -60,7 +75,7 @@ static double time_batch(const char *path, long batch)
 			return -1;
 		}
 		total = 0;
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
+		while ((n = next_bytes(fd, by_sendfile)) > 0)
 			total += n;
 		close(fd);
 		if (n < 0 || total == 0) {
@@ -132,7 +147,8 @@ int main(int argc, char *argv[])
 
 	if (argc < 4) {
 		fprintf(stderr,
-			"usage: %s ROUNDS BATCH NAME=PATH... [-- A/B...]\n",
+			"usage: %s ROUNDS BATCH NAME=[sendfile:]PATH... "
+			"[-- A/B...]\n",
 			argv[0]);
 		return 2;
 	}
@@ -158,18 +174,26 @@ int main(int argc, char *argv[])
 		*eq = '\0';
 		t[i].name = argv[i + 3];
 		t[i].path = eq + 1;
+		if (strncmp(t[i].path, "sendfile:", 9) == 0) {
+			t[i].path += 9;
+			t[i].by_sendfile = 1;
+		}
 		t[i].us = calloc((size_t)rounds, sizeof(double));
 		t[i].sorted = calloc((size_t)rounds, sizeof(double));
 		if (!t[i].us || !t[i].sorted)
 			return 1;
 	}
+	devnull = open("/dev/null", O_WRONLY);
+	if (devnull < 0)
+		return 1;
 	for (i = 0; i < n; i++) /* warm-up: caches, lookups, threads */
-		if (time_batch(t[i].path, batch) < 0)
+		if (time_batch(t[i].path, t[i].by_sendfile, batch) < 0)
 			return 1;
 	for (r = 0; r < rounds; r++) {
 		for (j = 0; j < n; j++) {
 			i = r % 2 ? n - 1 - j : j;
-			t[i].us[r] = time_batch(t[i].path, batch);
+			t[i].us[r] =
+				time_batch(t[i].path, t[i].by_sendfile, batch);
 			if (t[i].us[r] < 0)
 				return 1;
 		}

@@ -12,16 +12,20 @@
  * die with it (PR_SET_PDEATHSIG), however it dies.
  *
  * The second form times, interleaved, ROUNDS rounds (after one of
- * warm-up) of two ways to get the same numbers: TABLE opened, read to
- * its end and closed; and what a scraper does natively, listing
- * /proc/PID/task and opening, reading and closing each thread's stat and
- * schedstat. Every other round goes in the reverse order. Prints
+ * warm-up) of three ways to get the same numbers: TABLE opened, read to
+ * its end with read(2) and closed; the same with sendfile(2) to
+ * /dev/null, as busybox cat reads (through the kernel's page cache);
+ * and what a scraper does natively, listing /proc/PID/task and opening,
+ * reading and closing each thread's stat and schedstat. Every other
+ * round goes in the reverse order. Prints
  *
  *	table MEDIAN
+ *	sendfile MEDIAN
  *	native MEDIAN
  *	table/native RATIO
+ *	sendfile/table RATIO
  *
- * the medians of the rounds' seconds, and the median of the rounds'
+ * the medians of the rounds' seconds, and the medians of the rounds'
  * ratios. A file that cannot be read is an error: exit 1.
  */
 #include <dirent.h>
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -146,12 +151,39 @@ static long read_whole(const char *path)
 	return n < 0 ? -1 : total;
 }
 
-/* Seconds to read @table whole, or -1. */
-static double time_table(const char *table)
+/* Open @path, sendfile(2) it to /dev/null, close: bytes, or -1. */
+static long sendfile_whole(const char *path)
+{
+	static int devnull = -1;
+	long total = 0;
+	ssize_t n;
+	int fd;
+
+	if (devnull < 0)
+		devnull = open("/dev/null", O_WRONLY);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || devnull < 0) {
+		fprintf(stderr, "bench-threads: %s: %s\n", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((n = sendfile(devnull, fd, NULL, 1 << 24)) > 0)
+		total += n;
+	if (n < 0)
+		fprintf(stderr, "bench-threads: %s: sendfile: %s\n", path,
+			strerror(errno));
+	close(fd);
+	return n < 0 ? -1 : total;
+}
+
+/* Seconds to read @table whole, by sendfile or read(2), or -1. */
+static double time_table(const char *table, int by_sendfile)
 {
 	double start = now_s();
 
-	if (read_whole(table) <= 0)
+	if ((by_sendfile ? sendfile_whole(table) : read_whole(table)) <= 0)
 		return -1;
 	return now_s() - start;
 }
@@ -205,32 +237,42 @@ static double median(double *v, long n)
 static int table_vs_native(long rounds, const char *table, const char *pid)
 {
 	double *t = calloc((size_t)rounds, sizeof(double));
+	double *sf = calloc((size_t)rounds, sizeof(double));
 	double *nat = calloc((size_t)rounds, sizeof(double));
 	double *q = calloc((size_t)rounds, sizeof(double));
+	double *qs = calloc((size_t)rounds, sizeof(double));
 	long r;
 
-	if (!t || !nat || !q)
+	if (!t || !sf || !nat || !q || !qs)
 		return 1;
-	if (time_table(table) < 0 || time_native(pid) < 0) /* warm-up */
+	if (time_table(table, 0) < 0 || time_table(table, 1) < 0 ||
+	    time_native(pid) < 0) /* warm-up */
 		return 1;
 	for (r = 0; r < rounds; r++) {
 		if (r % 2) {
 			nat[r] = time_native(pid);
-			t[r] = time_table(table);
+			sf[r] = time_table(table, 1);
+			t[r] = time_table(table, 0);
 		} else {
-			t[r] = time_table(table);
+			t[r] = time_table(table, 0);
+			sf[r] = time_table(table, 1);
 			nat[r] = time_native(pid);
 		}
-		if (t[r] < 0 || nat[r] < 0)
+		if (t[r] < 0 || sf[r] < 0 || nat[r] < 0)
 			return 1;
 		q[r] = t[r] / nat[r];
+		qs[r] = sf[r] / t[r];
 	}
 	printf("table %.4f\n", median(t, rounds));
+	printf("sendfile %.4f\n", median(sf, rounds));
 	printf("native %.4f\n", median(nat, rounds));
 	printf("table/native %.3f\n", median(q, rounds));
+	printf("sendfile/table %.3f\n", median(qs, rounds));
 	free(t);
+	free(sf);
 	free(nat);
 	free(q);
+	free(qs);
 	return 0;
 }
 

@@ -14,6 +14,18 @@
 #include "units.h"
 
 #define STATE_MAX 64
+/*
+ * At most this many time files are kept open, so that a machine of
+ * thousands of CPUs does not spend the daemon's descriptors on them:
+ * the CPUs beyond are read by path.
+ */
+#define KEPT_FDS_MAX 512
+
+/* A CPU's idle states' time files, open. */
+struct idle_state_fds {
+	int count;
+	int fd[];
+};
 
 static bool has_cpuidle(const char *sys_root, int cpu)
 {
@@ -34,7 +46,9 @@ int idle_init(struct idle *idle, const char *proc_root, const char *sys_root,
 	idle->proc_root = strdup(proc_root);
 	idle->sys_root = strdup(sys_root);
 	idle->last_ns = calloc(ncpus ? ncpus : 1, sizeof(uint64_t));
-	if (!idle->proc_root || !idle->sys_root || !idle->last_ns) {
+	idle->state_fds = calloc(ncpus ? ncpus : 1, sizeof(*idle->state_fds));
+	if (!idle->proc_root || !idle->sys_root || !idle->last_ns ||
+	    !idle->state_fds) {
 		idle_destroy(idle);
 		return -ENOMEM;
 	}
@@ -42,16 +56,37 @@ int idle_init(struct idle *idle, const char *proc_root, const char *sys_root,
 	idle->clk_tck = clk_tck;
 	idle->cpuidle = has_cpuidle(sys_root, probe_cpu);
 	idle->keep_stat_fd = strcmp(proc_root, "/proc") == 0;
+	idle->keep_state_fds = strcmp(sys_root, "/sys") == 0;
 	pthread_mutex_init(&idle->lock, NULL);
+	pthread_rwlock_init(&idle->fds_lock, NULL);
 	return 0;
+}
+
+static void state_fds_close(struct idle *idle, struct idle_state_fds *f)
+{
+	int i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->count; i++)
+		close(f->fd[i]);
+	idle->kept_fds -= (size_t)f->count;
+	free(f);
 }
 
 void idle_destroy(struct idle *idle)
 {
+	size_t i;
+
 	if (idle->stat_fd >= 0)
 		close(idle->stat_fd);
-	if (idle->last_ns)
+	if (idle->last_ns && idle->state_fds) {
 		pthread_mutex_destroy(&idle->lock);
+		pthread_rwlock_destroy(&idle->fds_lock);
+	}
+	for (i = 0; idle->state_fds && i < idle->ncpus; i++)
+		state_fds_close(idle, idle->state_fds[i]);
+	free(idle->state_fds);
 	free(idle->proc_root);
 	free(idle->sys_root);
 	free(idle->last_ns);
@@ -166,15 +201,108 @@ static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
 	return ret;
 }
 
+/* One residency, µs, from the text of a state's time file. */
+static int parse_residency(const char *buf, uint64_t *us)
+{
+	const char *p = buf;
+
+	if (procfile_u64(&p, us) < 0 || (*p != '\n' && *p != '\0'))
+		return -EIO;
+	return 0;
+}
+
+/* CPU @cpu's states' time files, opened now: NULL when it has none. */
+static struct idle_state_fds *state_fds_open(struct idle *idle, int cpu)
+{
+	struct idle_state_fds *f;
+	char path[PATH_MAX];
+	bool all = false;
+	int fd, state;
+
+	f = malloc(sizeof(*f) + STATE_MAX * sizeof(int));
+	if (!f)
+		return NULL;
+	f->count = 0;
+	for (state = 0; state < STATE_MAX; state++) {
+		snprintf(path, sizeof(path),
+			 "%s/devices/system/cpu/cpu%d/cpuidle/state%d/time",
+			 idle->sys_root, cpu, state);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		all = fd < 0 && errno == ENOENT;
+		if (fd < 0)
+			break;
+		f->fd[f->count++] = fd;
+		idle->kept_fds++;
+		if (idle->kept_fds >= KEPT_FDS_MAX)
+			break;
+	}
+	/* None, or not all of them: this CPU is read by path. */
+	if (f->count == 0 || !all) {
+		state_fds_close(idle, f);
+		return NULL;
+	}
+	return f;
+}
+
+/*
+ * The sum of CPU @cpu's residencies, µs, with one pread of each time
+ * file kept open (sysfs makes the text anew at offset 0). 0; 1 when the
+ * kept files cannot serve (none yet, or one failed: a CPU unplugged
+ * removes them), so that the caller reads by path; -EIO.
+ */
+static int read_cpuidle_kept(struct idle *idle, int cpu, uint64_t *sum)
+{
+	struct idle_state_fds *f;
+	char buf[64];
+	uint64_t us;
+	ssize_t len;
+	int i, ret = 0;
+
+	pthread_rwlock_rdlock(&idle->fds_lock);
+	f = idle->state_fds[cpu];
+	*sum = 0;
+	for (i = 0; f && i < f->count && ret == 0; i++) {
+		len = pread(f->fd[i], buf, sizeof(buf) - 1, 0);
+		if (len <= 0) {
+			ret = 1;
+			break;
+		}
+		buf[len] = '\0';
+		ret = parse_residency(buf, &us);
+		*sum += us;
+	}
+	pthread_rwlock_unlock(&idle->fds_lock);
+	if (f && ret <= 0)
+		return ret;
+	/* Open them afresh for the next read; this one goes by path. */
+	pthread_rwlock_wrlock(&idle->fds_lock);
+	if (idle->state_fds[cpu] == f) {
+		state_fds_close(idle, f);
+		idle->state_fds[cpu] = state_fds_open(idle, cpu);
+	}
+	pthread_rwlock_unlock(&idle->fds_lock);
+	return 1;
+}
+
 /* The sum of a CPU's idle state residencies, µs, as ns. */
 static int read_cpuidle_one(struct idle *idle, int cpu, uint64_t *ns,
 			    bool *found)
 {
 	char path[PATH_MAX], buf[64];
-	const char *p;
 	uint64_t us, sum = 0;
 	int state, ret;
 
+	if (idle->keep_state_fds && cpu >= 0 && (size_t)cpu < idle->ncpus) {
+		ret = read_cpuidle_kept(idle, cpu, &sum);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			*found = true;
+			*ns = sum * 1000;
+			return 0;
+		}
+		sum = 0;
+	}
 	for (state = 0; state < STATE_MAX; state++) {
 		snprintf(path, sizeof(path),
 			 "%s/devices/system/cpu/cpu%d/cpuidle/state%d/time",
@@ -182,9 +310,7 @@ static int read_cpuidle_one(struct idle *idle, int cpu, uint64_t *ns,
 		ret = procfile_read(path, buf, sizeof(buf));
 		if (ret == -ENOENT)
 			break;
-		p = buf;
-		if (ret < 0 || procfile_u64(&p, &us) < 0 ||
-		    (*p != '\n' && *p != '\0'))
+		if (ret < 0 || parse_residency(buf, &us) < 0)
 			return -EIO;
 		sum += us;
 	}

@@ -26,6 +26,16 @@ struct idle {
 	size_t stat_hint; /* the buffer PROC/stat needed */
 	size_t ncpus;
 	uint64_t *last_ns; /* per Linux CPU: the last value given */
+	/*
+	 * Per Linux CPU, its idle states' time files, kept open where
+	 * SYS is sysfs's (as PROC/stat is); NULL until first read.
+	 * fds_lock: shared while reading them, exclusive to open or
+	 * close a CPU's.
+	 */
+	bool keep_state_fds;
+	struct idle_state_fds **state_fds;
+	size_t kept_fds; /* open in all, under fds_lock */
+	pthread_rwlock_t fds_lock;
 };
 
 /*

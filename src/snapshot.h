@@ -29,7 +29,25 @@
  * share a page cache. A walk costs one LOOKUP more than a cached dentry
  * does, and the content's end is known to the kernel, which saves the
  * READ at the end of the file; the path itself is checked once in
- * SNAPSHOT_CHECKED_MS, as a cached dentry was.
+ * SNAPSHOT_CHECKED_MS per directory, as a cached dentry was.
+ *
+ * The generation. A LOOKUP's reply carries the content's length as the
+ * inode's generation too. The kernel drops attributes from a reply when
+ * another change to the inode came after the request was sent, so two
+ * lookups of one inode whose replies crossed could leave the kernel
+ * with the older size while the open serves the newer content: a cut
+ * read. An inode whose generation differs from a reply's is stale to
+ * the kernel, which makes a new inode with the reply's size instead;
+ * where the length stays the same, a dropped reply changes nothing.
+ * Making an inode stale fails I/O on it, which is why an inode another
+ * reader has open or is about to open is never handed out (above).
+ *
+ * Why not another design (measured with a throwaway filesystem, see
+ * the README): size 0 gives page-cache readers nothing; a bound such
+ * as sysfs's 4096 is shrunk by the first short read and then truncates
+ * longer values, and truncates tables beyond it; one inode per name
+ * shares its page cache between readers, whose pages of two snapshots
+ * then mix.
  *
  * A second open of an inode after one lookup, which comes only without
  * a path walk (a file bind-mounted on its own, /proc/self/fd/N opened
@@ -43,9 +61,10 @@
  * Node IDs. A file's first inode is its node's own inode number
  * (inode.h), which needs no memory: the table holds an entry for it
  * only while it is in use (open, a lookup's content waiting for its
- * open, a path checked less than SNAPSHOT_CHECKED_MS ago) and sweeps
- * it a while after, so the daemon's memory follows what is being read,
- * not the files the kernel keeps cached. An extra inode's ID has bit 63
+ * open) and drops it at the release that ends its use, or at a sweep;
+ * a directory whose path a lookup checked has an entry for
+ * SNAPSHOT_CHECKED_MS. So the daemon's memory follows what is being
+ * read, not the files the kernel keeps cached. An extra inode's ID has bit 63
  * set, which no node's number (62 bits) has, and a counter below it;
  * its entry lives until the kernel forgets it and nobody has it open.
  * Every inode's attributes carry the node's own number as st_ino.
