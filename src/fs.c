@@ -26,16 +26,24 @@
 #include "snapshot.h"
 #include "tree.h"
 
+/* How many names the dropper may have waiting; more wait for a sweep. */
+#define FS_DROP_QUEUE 256
+
 struct fs {
 	struct tree_env env;
 	struct fuse_session *se;
 	struct snapshots *snaps; /* the files' inodes the kernel holds */
-	/* The thread that drops proc/ from the kernel's cache. */
+	/*
+	 * The thread that drops names from the kernel's cache: proc/, and
+	 * the names of idle extra inodes (snapshot.h), queued here.
+	 */
 	pthread_t dropper;
 	bool dropper_started;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool drop_pending, stopping;
+	struct node drop_queue[FS_DROP_QUEUE];
+	unsigned int drop_head, drop_count;
 };
 
 /*
@@ -63,35 +71,79 @@ static struct fs *req_fs(fuse_req_t req)
  * has forked into the background, and only on mounts that other views
  * read.
  */
+/* Drop file @n's name from the kernel's cache: it forgets the inode. */
+static void drop_file_name(struct fs *fs, const struct node *n)
+{
+	const char *name = tree_file_name(n);
+	struct node dir;
+
+	tree_parent(n, &dir);
+	/* -ENOENT when the kernel had not cached it: fine. */
+	fuse_lowlevel_notify_inval_entry(fs->se, node_ino(&dir), name,
+					 strlen(name));
+}
+
 static void *dropper_main(void *arg)
 {
 	struct fs *fs = arg;
+	bool proc, file;
+	struct node n;
 
 	pthread_mutex_lock(&fs->lock);
 	for (;;) {
-		while (!fs->drop_pending && !fs->stopping)
+		while (!fs->drop_pending && !fs->drop_count && !fs->stopping)
 			pthread_cond_wait(&fs->wake, &fs->lock);
 		if (fs->stopping)
 			break;
+		proc = fs->drop_pending;
 		fs->drop_pending = false;
+		file = fs->drop_count > 0;
+		if (file) {
+			n = fs->drop_queue[fs->drop_head];
+			fs->drop_head = (fs->drop_head + 1) % FS_DROP_QUEUE;
+			fs->drop_count--;
+		}
 		pthread_mutex_unlock(&fs->lock);
-		/* -ENOENT when the kernel had not cached it: fine. */
-		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, "proc",
-						 4);
+		if (proc)
+			fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID,
+							 "proc", 4);
+		if (file)
+			drop_file_name(fs, &n);
 		pthread_mutex_lock(&fs->lock);
 	}
 	pthread_mutex_unlock(&fs->lock);
 	return NULL;
 }
 
-static void drop_proc_entry(struct fs *fs)
+/* Wake the dropper, started at its first use. Called locked. */
+static void dropper_wake(struct fs *fs)
 {
-	pthread_mutex_lock(&fs->lock);
 	if (!fs->dropper_started && !fs->stopping &&
 	    pthread_create(&fs->dropper, NULL, dropper_main, fs) == 0)
 		fs->dropper_started = true;
-	fs->drop_pending = true;
 	pthread_cond_signal(&fs->wake);
+}
+
+static void drop_proc_entry(struct fs *fs)
+{
+	pthread_mutex_lock(&fs->lock);
+	fs->drop_pending = true;
+	dropper_wake(fs);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Queue the names of the idle extra inodes a sweep found. */
+static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
+{
+	unsigned int i;
+
+	if (!idle->count)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	for (i = 0; i < idle->count && fs->drop_count < FS_DROP_QUEUE; i++)
+		fs->drop_queue[(fs->drop_head + fs->drop_count++) %
+			       FS_DROP_QUEUE] = idle->node[i];
+	dropper_wake(fs);
 	pthread_mutex_unlock(&fs->lock);
 }
 
@@ -295,6 +347,7 @@ static int lookup_file(struct request *r, const struct node *n,
 		       struct fuse_entry_param *ep)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct snapshot_idle idle;
 	struct rbuf *text;
 	struct owner o;
 	struct node dir;
@@ -323,7 +376,8 @@ static int lookup_file(struct request *r, const struct node *n,
 	if (ret < 0)
 		text = NULL;
 	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text,
-			       checked ? &dir : NULL, &ep->ino);
+			       checked ? &dir : NULL, &ep->ino, &idle);
+	drop_idle_extras(fs, &idle);
 	if (ret < 0) {
 		text_free(text);
 		return ret;

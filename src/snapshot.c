@@ -35,6 +35,7 @@ struct entry {
 	long long pending_ms; /* and when */
 	uint64_t nlookup; /* an extra inode's */
 	long long checked_ms; /* a directory's: its path last checked */
+	long long forget_ms; /* an extra's: when its forgetting was asked */
 	uint64_t last; /* a node's own: the inode of its last lookup */
 	uint32_t next_free;
 };
@@ -218,15 +219,32 @@ static bool own_in_use(const struct entry *e, long long now)
 	       now - e->checked_ms < SNAPSHOT_CHECKED_MS;
 }
 
-static void sweep(struct snapshots *s, long long now)
+/* Whether extra inode @e is idle: nobody has it open or about to. */
+static bool extra_idle(const struct entry *e, long long now)
+{
+	return !e->opens && now - e->pending_ms >= SNAPSHOT_PENDING_MS &&
+	       now - e->forget_ms >= SNAPSHOT_REFORGET_MS;
+}
+
+static void sweep(struct snapshots *s, long long now,
+		  struct snapshot_idle *idle)
 {
 	struct entry *e;
 	int i;
 
+	idle->count = 0;
 	for (i = 0; i < SWEEP_PER_LOOKUP && s->nslots; i++) {
 		e = &s->slot[s->sweep++ % s->nslots];
-		if (e->id && !snapshot_ino(e->id) && !own_in_use(e, now))
-			entry_drop(s, e);
+		if (!e->id)
+			continue;
+		if (!snapshot_ino(e->id)) {
+			if (!own_in_use(e, now))
+				entry_drop(s, e);
+		} else if (extra_idle(e, now) &&
+			   idle->count < SNAPSHOT_SWEEP_MAX) {
+			e->forget_ms = now;
+			idle->node[idle->count++] = e->node;
+		}
 	}
 }
 
@@ -289,14 +307,15 @@ static int mark_checked(struct snapshots *s, const struct node *dir,
 
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
-		     const struct node *checked, uint64_t *ino)
+		     const struct node *checked, uint64_t *ino,
+		     struct snapshot_idle *idle)
 {
 	long long now = now_ms();
 	struct entry *own, *e;
 	uint64_t id;
 
 	pthread_mutex_lock(&s->lock);
-	sweep(s, now);
+	sweep(s, now, idle);
 	if (checked && mark_checked(s, checked, o, now) < 0)
 		goto out_nomem;
 	own = find(s, node_ino(n));

@@ -98,6 +98,23 @@
  */
 #define SNAPSHOT_CHECKED_MS 1000
 
+/*
+ * An extra inode nobody has open is asked to be forgotten (its name
+ * dropped from the kernel's cache) at most once in this long: the
+ * kernel keeps unused names until memory runs short, and each extra
+ * inode it keeps is an entry here.
+ */
+#define SNAPSHOT_REFORGET_MS 10000
+
+/* How many idle extra inodes one lookup's sweep may report. */
+#define SNAPSHOT_SWEEP_MAX 4
+
+/* The idle extra inodes a sweep found: their nodes, to be forgotten. */
+struct snapshot_idle {
+	struct node node[SNAPSHOT_SWEEP_MAX];
+	unsigned int count;
+};
+
 struct snapshots;
 
 /* snapshot_ino - whether node ID @ino names an extra inode. */
@@ -130,11 +147,14 @@ bool snapshots_checked(struct snapshots *s, const struct node *dir,
  * renders anew); @o its owner; @checked its directory when this lookup
  * checked the path, else NULL. Sets *@ino: the node's last inode when no open
  * holds it and no other thread's lookup waits for its open, else an
- * extra one. 0, or -ENOMEM.
+ * extra one. 0, or -ENOMEM. Either way, *@idle is what the lookup's
+ * sweep found of extra inodes that nobody uses any more: the caller
+ * has the kernel drop their names, so that it forgets them.
  */
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
-		     const struct node *checked, uint64_t *ino);
+		     const struct node *checked, uint64_t *ino,
+		     struct snapshot_idle *idle);
 
 /*
  * snapshots_get - the node, owner and size (what the kernel was last

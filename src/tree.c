@@ -193,6 +193,13 @@ void tree_parent(const struct node *n, struct node *parent)
 		parent->view = 0;
 }
 
+const char *tree_file_name(const struct node *n)
+{
+	const struct entry *ent = entry_of(n);
+
+	return ent->check ? "" : ent->name;
+}
+
 /* The owner of @n as the checks on its path leave it; the mode. */
 void tree_stat_owned(const struct request *r, const struct node *n,
 		     const struct owner *o, struct stat *st)

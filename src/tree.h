@@ -51,6 +51,12 @@ int tree_child(const struct node *dir, const char *name, struct node *child);
 void tree_parent(const struct node *n, struct node *parent);
 
 /*
+ * tree_file_name - the name of file or link @n in its directory (the
+ * names of files are fixed; numbered directories have none: "").
+ */
+const char *tree_file_name(const struct node *n);
+
+/*
  * tree_check - whether @n exists now for the reader of @r (every
  * numbered directory on its path is asked), and its attributes.
  */
