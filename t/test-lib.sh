@@ -139,9 +139,19 @@ is_running() {
 	esac
 }
 
+# is_mounted DIR: whether DIR is a mount point. /proc/self/mounts
+# writes a space in a path as "\040" (tab, newline and backslash too):
+# they are decoded, backslash last, and DIR comes from the environment,
+# which awk -v would unescape.
 is_mounted() {
-	awk -v dir="$1" '$2 == dir { found = 1 } END { exit !found }' \
-		/proc/self/mounts
+	IS_MOUNTED_DIR=$1 awk '
+		{
+			m = $2
+			gsub(/\\040/, " ", m); gsub(/\\011/, "\t", m)
+			gsub(/\\012/, "\n", m); gsub(/\\134/, "\\", m)
+			if (m == ENVIRON["IS_MOUNTED_DIR"]) found = 1
+		}
+		END { exit !found }' /proc/self/mounts
 }
 
 # wait_mounted [DIR]: up to 10 s for DIR ($MNT) to be a mount point.
