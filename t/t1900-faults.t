@@ -432,9 +432,18 @@ test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the res
 	# Its first thread was queued before the buffer was full (its
 	# last may not be, where other tasks of the machine exited too).
 	test "$(cat "$KEEP/proc/$pid/threads/$first/exit_time")" -gt 0 &&
+	# A task that exits after it is kept: once the listener, which
+	# may still be working through the backlog the burst left, has
+	# read its record (a margin of 20 s for a loaded machine).
 	{ sleep 0.1 & } &&
 	p=$! &&
 	wait "$p" &&
+	for i in $(seq 1 400); do
+		test -e "$KEEP/proc/$p/exit_time" && break
+		sleep 0.05
+	done &&
+	{ test -e "$KEEP/proc/$p/exit_time" ||
+	  { echo "waited 20 s for the exit of $p to be kept"; false; }; } &&
 	test "$(cat "$KEEP/proc/$p/exit_time")" -gt 0 &&
 	test "$(cat "$KEEP/proc/$p/cycles")" -gt 0
 '
