@@ -26,6 +26,7 @@
 #include <linux/taskstats.h>
 
 #include "listener.h"
+#include "nspid.h"
 #include "procfile.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -33,7 +34,6 @@
 #define RCVBUF_BYTES (8 << 20)
 #define LOST_LOG_EVERY_S 60
 #define AGROUP_FLAG 0x20 /* linux/acct.h: the last task of its process */
-#define NS_LEVELS_MAX 32 /* the kernel's MAX_PID_NS_LEVEL */
 #define BATCH_NS 2000000 /* 2 ms: a burst's records read together */
 
 struct listener {
@@ -347,19 +347,6 @@ static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
 
 /* ---- names in PID namespaces ---------------------------------------- */
 
-/* The numbers of a "NSpid:"-like line: how many, at most @max. */
-static unsigned int parse_levels(const char *text, const char *key, pid_t *out,
-				 unsigned int max)
-{
-	const char *p = procfile_field(text, key);
-	unsigned int n = 0;
-	uint64_t v;
-
-	while (p && n < max && procfile_u64(&p, &v) == 0)
-		out[n++] = (pid_t)v;
-	return n;
-}
-
 static const char *path_ns(char *path, size_t size, pid_t tgid, pid_t tid)
 {
 	snprintf(path, size, "/proc/%d/task/%d/ns/pid", tgid, tid);
@@ -374,11 +361,11 @@ static const char *path_ns(char *path, size_t size, pid_t tgid, pid_t tid)
 static void learn_task(struct listener *l, pid_t tgid, pid_t tid,
 		       uint64_t fork_ns)
 {
-	pid_t nstgid[NS_LEVELS_MAX], nspid[NS_LEVELS_MAX];
+	pid_t nstgid[NSPID_LEVELS_MAX], nspid[NSPID_LEVELS_MAX];
 	struct exited_birth b = { fork_ns, 1, { { l->own_ns, tgid, tid } } };
 	char path[96], link[64], *status = NULL;
 	unsigned int levels, k;
-	int fd = -1, parent;
+	int fd = -1, parent, ret;
 	struct stat st;
 	ssize_t len;
 
@@ -392,11 +379,12 @@ static void learn_task(struct listener *l, pid_t tgid, pid_t tid,
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tgid, tid);
 	if (procfile_read_alloc(path, 2048, &status) < 0)
 		goto out;
-	levels = parse_levels(status, "NSpid:", nspid, NS_LEVELS_MAX);
-	if (levels < 2 ||
-	    parse_levels(status, "NStgid:", nstgid, NS_LEVELS_MAX) != levels ||
+	ret = nspid_parse(status, "NSpid:", nspid, NSPID_LEVELS_MAX);
+	if (ret < 2 ||
+	    nspid_parse(status, "NStgid:", nstgid, NSPID_LEVELS_MAX) != ret ||
 	    nspid[0] != tid || nstgid[0] != tgid)
 		goto out;
+	levels = (unsigned int)ret;
 	fd = open(path_ns(path, sizeof(path), tgid, tid), O_RDONLY | O_CLOEXEC);
 	for (k = levels - 1; k >= 1 && b.nnames < EXITED_NAMES && fd >= 0;
 	     k--) {

@@ -1,0 +1,30 @@
+/*
+ * nspid: a task's numbers in each PID namespace, from the "NSpid:" and
+ * "NStgid:" lines of its /proc/PID/status (Linux 4.1 and later).
+ *
+ * Such a line lists the task's number in every namespace from the one
+ * of the procfs that was read (the first) down to the task's own (the
+ * last), separated by blanks. Views translate numbers with it where
+ * the kernel lacks the nsfs ioctls of Linux 6.10 (view.h), and the
+ * listener names exited tasks in each namespace with it (listener.h).
+ * No state: thread safe.
+ */
+#ifndef TIMINGFS_NSPID_H
+#define TIMINGFS_NSPID_H
+
+#include <sys/types.h>
+
+/* The kernel's MAX_PID_NS_LEVEL: a task has at most this many numbers. */
+#define NSPID_LEVELS_MAX 32
+
+/*
+ * nspid_parse - the numbers of the line that starts with @key ("NSpid:"
+ * or "NStgid:") in the status text @status, into @out (at most @max):
+ * how many, 1 or more. -ENOENT when there is no such line (a kernel
+ * before 4.1); -EIO when it holds no number, a number that is 0 or does
+ * not fit a pid, anything but blanks between them, or more than @max.
+ */
+int nspid_parse(const char *status, const char *key, pid_t *out,
+		unsigned int max);
+
+#endif
