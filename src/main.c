@@ -715,7 +715,7 @@ int main(int argc, char *argv[])
 	if (!views_can_translate(views))
 		log_msg(LOG_WARNING,
 			"this kernel cannot translate process numbers between "
-			"PID namespaces (Linux 6.10 or later can): readers in "
+			"PID namespaces (Linux 4.9 or later can): readers in "
 			"other namespaces see an empty proc/");
 	if (access_resolve(&cfg, "/proc/self/mountinfo", &access, err,
 			   sizeof(err)) < 0) {

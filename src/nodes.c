@@ -179,6 +179,9 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	else if (ret == 0)
 		ret = rbuf_printf(b, "pidns caller\n");
 	if (ret == 0)
+		ret = rbuf_printf(b, "pidns_translate %s\n",
+				  views_translate(env->views));
+	if (ret == 0)
 		ret = rbuf_printf(b, "hidepid %s\n",
 				  config_hidepid_name(env->access.hidepid));
 	if (ret == 0 && env->access.gid == CONFIG_GID_NONE)
@@ -273,7 +276,7 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid)
 		*tid = *pid; /* the main thread: the same number */
 		return 0;
 	}
-	ret = view_to_daemon(r->view, node_tid(n));
+	ret = view_thread_to_daemon(r->view, *pid, node_tid(n));
 	if (ret < 0)
 		return ret;
 	*tid = ret;

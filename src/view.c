@@ -6,6 +6,7 @@
  * the reader is a real process. Its inode names the namespace; an open
  * descriptor of it is what the translating ioctls take.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,6 +21,8 @@
 
 #include <linux/nsfs.h>
 
+#include "nspid.h"
+#include "procfile.h"
 #include "view.h"
 
 /* Linux 6.10's nsfs ioctls, for headers that predate them. */
@@ -30,12 +33,43 @@
 #define NS_GET_PID_IN_PIDNS _IOR(NSIO, 0x8, int)
 #endif
 
+enum translate { TRANSLATE_NONE, TRANSLATE_IOCTL, TRANSLATE_NSPID };
+
+/* A namespace and its ancestors up to the daemon's: up[depth] is it. */
+struct ns_chain {
+	ino_t ns;
+	unsigned int depth;
+	ino_t up[NSPID_LEVELS_MAX];
+};
+
+/* The chains of the namespaces met, replaced round the table. */
+#define NS_CHAINS 64
+
+/* A view's map of its numbers to the daemon's, open addressing. */
+struct view_map {
+	pthread_mutex_t lock;
+	pid_t *nr, *pid; /* cap each; nr 0 where empty */
+	unsigned int cap, count;
+	pid_t missed; /* the last number a pass over /proc did not find */
+	long long scanned_ms; /* and when that pass was */
+};
+
+/* Above any pid: the kernel's PID_MAX_LIMIT. */
+#define PID_LIMIT (1ULL << 22)
+
+/* A map forgets everything past this many numbers, and starts again. */
+#define VIEW_MAP_MAX 65536
+
 struct views {
 	pthread_mutex_t lock;
 	ino_t own_ino; /* the daemon's namespace */
 	ino_t pinned_ino; /* 0: each reader's own */
 	int pinned_fd;
-	bool translate;
+	enum translate how;
+	unsigned int pinned_level; /* nspid: the pinned one's depth */
+	pthread_mutex_t chains_lock;
+	struct ns_chain chain[NS_CHAINS];
+	unsigned int nchains, next_chain;
 	unsigned int used; /* slots below this were made at least once */
 	long long shared_until_s; /* atomic */
 	struct view slot[VIEW_SLOTS];
@@ -67,22 +101,313 @@ static ino_t ns_of(pid_t pid)
 	return (ino_t)ino;
 }
 
-/* Whether ioctl() on namespace descriptors translates numbers here. */
-static bool kernel_translates(void)
+/*
+ * How this kernel lets numbers be translated: the nsfs ioctls (6.10);
+ * else NSpid lines (4.1) and NS_GET_PARENT (4.9, EPERM at the top of
+ * what the daemon may see); else not at all.
+ */
+static enum translate probe_translate(void)
 {
-	int fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-	bool ok;
+	int fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC), parent;
+	enum translate how = TRANSLATE_NONE;
+	pid_t levels[NSPID_LEVELS_MAX];
+	char *status = NULL;
 
 	if (fd < 0)
-		return false;
-	ok = ioctl(fd, NS_GET_PID_IN_PIDNS, (int)getpid()) == (int)getpid();
+		return TRANSLATE_NONE;
+	if (ioctl(fd, NS_GET_PID_IN_PIDNS, (int)getpid()) == (int)getpid()) {
+		how = TRANSLATE_IOCTL;
+	} else if (procfile_read_alloc("/proc/self/status", 2048, &status) >=
+			   0 &&
+		   nspid_parse(status, "NSpid:", levels, NSPID_LEVELS_MAX) >=
+			   1) {
+		parent = ioctl(fd, NS_GET_PARENT);
+		if (parent >= 0 || errno == EPERM)
+			how = TRANSLATE_NSPID;
+		if (parent >= 0)
+			close(parent);
+	}
+	free(status);
 	close(fd);
-	return ok;
+	return how;
+}
+
+/* ---- the nspid way ------------------------------------------------- */
+
+/*
+ * The chain of the namespace of @fd, walked up to the daemon's: 0, or
+ * -ENOENT when it is not below it (or deeper than a kernel allows).
+ */
+static int chain_walk(const struct views *vs, int fd, struct ns_chain *c)
+{
+	ino_t seen[NSPID_LEVELS_MAX];
+	unsigned int n = 0, i;
+	int cur = fd, parent, ret = -ENOENT;
+	struct stat st;
+
+	while (n < NSPID_LEVELS_MAX && fstat(cur, &st) == 0) {
+		seen[n++] = st.st_ino;
+		if (st.st_ino == vs->own_ino) {
+			ret = 0;
+			break;
+		}
+		parent = ioctl(cur, NS_GET_PARENT);
+		if (cur != fd)
+			close(cur);
+		cur = parent;
+		if (cur < 0)
+			break;
+	}
+	if (cur >= 0 && cur != fd)
+		close(cur);
+	if (ret < 0)
+		return ret;
+	c->ns = seen[0];
+	c->depth = n - 1;
+	for (i = 0; i < n; i++)
+		c->up[i] = seen[n - 1 - i];
+	return 0;
+}
+
+/*
+ * Whether the namespace @ns of the task the daemon numbers @pid is the
+ * namespace @in, @level below the daemon's, or one below that. Chains
+ * are kept per namespace: a task's costs a walk the first time only.
+ */
+static bool ns_within(struct views *vs, pid_t pid, ino_t ns, unsigned int level,
+		      ino_t in)
+{
+	struct ns_chain *c = NULL, made;
+	char path[48];
+	struct stat st;
+	unsigned int i;
+	bool within;
+	int fd;
+
+	if (ns == in)
+		return true;
+	pthread_mutex_lock(&vs->chains_lock);
+	for (i = 0; i < vs->nchains; i++)
+		if (vs->chain[i].ns == ns)
+			c = &vs->chain[i];
+	within = c && c->depth > level && c->up[level] == in;
+	pthread_mutex_unlock(&vs->chains_lock);
+	if (c)
+		return within;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || st.st_ino != ns ||
+	    chain_walk(vs, fd, &made) < 0) {
+		close(fd);
+		return false; /* gone meanwhile, or not below the daemon's */
+	}
+	close(fd);
+	pthread_mutex_lock(&vs->chains_lock);
+	i = vs->nchains < NS_CHAINS ? vs->nchains++ :
+				      vs->next_chain++ % NS_CHAINS;
+	vs->chain[i] = made;
+	pthread_mutex_unlock(&vs->chains_lock);
+	return made.depth > level && made.up[level] == in;
+}
+
+/* The nspid way from the daemon's number @pid to @v's. */
+static int nspid_from_daemon(const struct view *v, pid_t pid)
+{
+	pid_t nr[NSPID_LEVELS_MAX];
+	char path[48], *status;
+	ino_t ns = ns_of(pid);
+	int n;
+
+	if (!ns || !ns_within(v->vs, pid, ns, v->level, v->ns_ino))
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (procfile_read_alloc(path, 2048, &status) < 0)
+		return -ENOENT;
+	n = nspid_parse(status, "NSpid:", nr, NSPID_LEVELS_MAX);
+	free(status);
+	if (n <= (int)v->level || nr[0] != pid)
+		return -ENOENT;
+	return nr[v->level];
+}
+
+static struct view_map *map_new(void)
+{
+	struct view_map *m = calloc(1, sizeof(*m));
+
+	if (m)
+		pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+static void map_free(struct view_map *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_destroy(&m->lock);
+	free(m->nr);
+	free(m->pid);
+	free(m);
+}
+
+static unsigned int map_home(const struct view_map *m, pid_t nr)
+{
+	return ((uint32_t)nr * 2654435761U) & (m->cap - 1);
+}
+
+/* The daemon's number the map has for @nr, or 0. Called locked. */
+static pid_t map_get_locked(const struct view_map *m, pid_t nr)
+{
+	unsigned int i;
+
+	if (!m->cap)
+		return 0;
+	for (i = map_home(m, nr); m->nr[i]; i = (i + 1) & (m->cap - 1))
+		if (m->nr[i] == nr)
+			return m->pid[i];
+	return 0;
+}
+
+/* Grow (or, past VIEW_MAP_MAX, empty) the map. Called locked. */
+static int map_grow_locked(struct view_map *m)
+{
+	unsigned int cap = m->cap && m->count < VIEW_MAP_MAX ? m->cap * 2 : 64;
+	pid_t *nr = calloc(cap, sizeof(*nr)), *pid = calloc(cap, sizeof(*pid));
+	unsigned int i, j, old = m->cap;
+	pid_t *old_nr = m->nr, *old_pid = m->pid;
+
+	if (!nr || !pid) {
+		free(nr);
+		free(pid);
+		return -ENOMEM;
+	}
+	m->nr = nr;
+	m->pid = pid;
+	m->cap = cap;
+	m->count = 0;
+	for (i = 0; cap > 64 && i < old; i++) {
+		if (!old_nr[i])
+			continue;
+		for (j = map_home(m, old_nr[i]); nr[j]; j = (j + 1) & (cap - 1))
+			;
+		nr[j] = old_nr[i];
+		pid[j] = old_pid[i];
+		m->count++;
+	}
+	free(old_nr);
+	free(old_pid);
+	return 0;
+}
+
+/* Remember that @v numbers @nr the task the daemon numbers @pid. */
+static void map_put(struct view_map *m, pid_t nr, pid_t pid)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&m->lock);
+	if ((m->count + 1) * 2 > m->cap && map_grow_locked(m) < 0)
+		goto out;
+	for (i = map_home(m, nr); m->nr[i] && m->nr[i] != nr;
+	     i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->nr[i])
+		m->count++;
+	m->nr[i] = nr;
+	m->pid[i] = pid;
+out:
+	pthread_mutex_unlock(&m->lock);
+}
+
+static pid_t map_get(struct view_map *m, pid_t nr)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&m->lock);
+	pid = map_get_locked(m, nr);
+	pthread_mutex_unlock(&m->lock);
+	return pid;
+}
+
+/* The daemon's number of @nr, if the map knows it and it still holds. */
+static int map_checked(const struct view *v, pid_t nr)
+{
+	pid_t pid = map_get(v->map, nr);
+
+	if (pid > 0 && nspid_from_daemon(v, pid) == nr)
+		return pid;
+	return -ENOENT;
+}
+
+/* Translate every task listed in directory @dir into @v's map. */
+static void map_fill(const struct view *v, const char *dir)
+{
+	struct dirent *e;
+	uint64_t pid;
+	int nr;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (procfile_canonical_uint(e->d_name, PID_LIMIT, &pid) < 0)
+			continue;
+		nr = nspid_from_daemon(v, (pid_t)pid);
+		if (nr > 0)
+			map_put(v->map, nr, (pid_t)pid);
+	}
+	closedir(d);
+}
+
+/*
+ * Whether a pass over /proc for @nr is due: not when the last one, less
+ * than VIEW_SCAN_MS ago, looked for the same number in vain.
+ */
+static bool scan_due(struct view_map *m, pid_t nr)
+{
+	struct timespec ts;
+	long long now;
+	bool due;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	pthread_mutex_lock(&m->lock);
+	due = m->missed != nr || now - m->scanned_ms >= VIEW_SCAN_MS;
+	if (due) {
+		m->missed = nr;
+		m->scanned_ms = now;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return due;
+}
+
+static int nspid_to_daemon(const struct view *v, pid_t nr)
+{
+	int pid = map_checked(v, nr);
+
+	if (pid > 0 || !scan_due(v->map, nr))
+		return pid;
+	map_fill(v, "/proc");
+	return map_checked(v, nr);
+}
+
+static int nspid_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
+{
+	char dir[48];
+	int tid = map_checked(v, nr);
+
+	if (tid > 0)
+		return tid;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	map_fill(v, dir);
+	return map_checked(v, nr);
 }
 
 static int open_pinned(struct views *vs, const char *path, char *err,
 		       size_t errlen)
 {
+	struct ns_chain chain = { .depth = 0 };
 	struct stat st;
 	int ret;
 
@@ -101,13 +426,22 @@ static int open_pinned(struct views *vs, const char *path, char *err,
 		return -EINVAL;
 	}
 	vs->pinned_ino = st.st_ino;
-	if (vs->pinned_ino != vs->own_ino && !vs->translate) {
+	if (vs->pinned_ino == vs->own_ino)
+		return 0;
+	if (vs->how == TRANSLATE_NONE) {
 		snprintf(err, errlen,
 			 "pidns=%s: this kernel cannot translate process "
-			 "numbers between namespaces (Linux 6.10 or later can)",
+			 "numbers between namespaces (Linux 4.9 or later can)",
 			 path);
 		return -ENOTSUP;
 	}
+	if (vs->how == TRANSLATE_NSPID &&
+	    chain_walk(vs, vs->pinned_fd, &chain) < 0) {
+		snprintf(err, errlen,
+			 "pidns=%s: not a namespace below the daemon's", path);
+		return -EINVAL;
+	}
+	vs->pinned_level = chain.depth;
 	return 0;
 }
 
@@ -125,13 +459,15 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&vs->lock, NULL);
+	pthread_mutex_init(&vs->chains_lock, NULL);
 	vs->pinned_fd = -1;
 	for (i = 0; i < VIEW_SLOTS; i++) {
 		vs->slot[i].slot = i;
 		vs->slot[i].nsfd = -1;
+		vs->slot[i].vs = vs;
 	}
 	vs->own_ino = ns_of(getpid());
-	vs->translate = kernel_translates();
+	vs->how = probe_translate();
 	if (pinned_path) {
 		ret = open_pinned(vs, pinned_path, err, errlen);
 		if (ret < 0) {
@@ -144,6 +480,15 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 	own->only_uid = VIEW_ALL_UIDS;
 	own->identity = own->ns_ino == vs->own_ino;
 	own->nsfd = own->identity ? -1 : vs->pinned_fd;
+	own->level = vs->pinned_level;
+	if (!own->identity && vs->how == TRANSLATE_NSPID) {
+		own->map = map_new();
+		if (!own->map) {
+			snprintf(err, errlen, "out of memory");
+			views_free(vs);
+			return -ENOMEM;
+		}
+	}
 	vs->slot[VIEW_NOWHERE].nowhere = true;
 	vs->slot[VIEW_NOWHERE].only_uid = VIEW_ALL_UIDS;
 	vs->used = VIEW_NOWHERE + 1;
@@ -155,6 +500,9 @@ static void slot_clear(struct views *vs, struct view *v)
 {
 	if (v->nsfd >= 0 && v->nsfd != vs->pinned_fd)
 		close(v->nsfd);
+	map_free(v->map);
+	v->map = NULL;
+	v->level = 0;
 	v->nsfd = -1;
 	v->ns_ino = 0;
 	v->identity = false;
@@ -169,8 +517,10 @@ void views_free(struct views *vs)
 		return;
 	for (i = VIEW_NOWHERE + 1; i < vs->used; i++)
 		slot_clear(vs, &vs->slot[i]);
+	map_free(vs->slot[VIEW_OWN].map);
 	if (vs->pinned_fd >= 0)
 		close(vs->pinned_fd);
+	pthread_mutex_destroy(&vs->chains_lock);
 	pthread_mutex_destroy(&vs->lock);
 	free(vs);
 }
@@ -187,7 +537,14 @@ ino_t views_own_ns(const struct views *vs)
 
 bool views_can_translate(const struct views *vs)
 {
-	return vs->translate;
+	return vs->how != TRANSLATE_NONE;
+}
+
+const char *views_translate(const struct views *vs)
+{
+	static const char *const name[] = { "none", "ioctl", "nspid" };
+
+	return name[vs->how];
 }
 
 /* Note a reader in view @slot; true when the mount just became shared. */
@@ -259,7 +616,7 @@ static int open_ns(const struct views *vs, pid_t pid, ino_t ns)
 
 	if (ns == vs->pinned_ino)
 		return vs->pinned_fd;
-	if (!vs->translate)
+	if (vs->how == TRANSLATE_NONE)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -276,10 +633,19 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 {
 	bool identity = ns == vs->own_ino;
 	int fd = identity ? -1 : open_ns(vs, pid, ns);
-	struct view *v;
+	struct ns_chain chain = { .depth = vs->pinned_level };
+	struct view_map *map = NULL;
+	struct view *v = NULL;
 
 	if (!identity && fd < 0)
 		return &vs->slot[VIEW_NOWHERE];
+	if (!identity && vs->how == TRANSLATE_NSPID) {
+		/* Its depth below the daemon's; its map, empty. */
+		if (fd == vs->pinned_fd || chain_walk(vs, fd, &chain) == 0)
+			map = map_new();
+		if (!map)
+			goto out;
+	}
 	pthread_mutex_lock(&vs->lock);
 	v = find_locked(vs, ns, uid); /* made meanwhile by another? */
 	if (!v) {
@@ -289,12 +655,17 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 			v->only_uid = uid;
 			v->identity = identity;
 			v->nsfd = fd;
+			v->level = chain.depth;
+			v->map = map;
 			v->refs = 1;
 			v->last_used_s = now_s();
 			fd = -1;
+			map = NULL;
 		}
 	}
 	pthread_mutex_unlock(&vs->lock);
+out:
+	map_free(map);
 	if (fd >= 0 && fd != vs->pinned_fd)
 		close(fd);
 	return v ? v : &vs->slot[VIEW_NOWHERE];
@@ -363,11 +734,28 @@ static int translate(const struct view *v, unsigned long request, pid_t nr)
 
 int view_to_daemon(const struct view *v, pid_t nr)
 {
+	if (v->map && !v->nowhere && nr > 0)
+		return nspid_to_daemon(v, nr);
+	return translate(v, NS_GET_PID_FROM_PIDNS, nr);
+}
+
+int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
+{
+	if (v->map && !v->nowhere && nr > 0)
+		return nspid_thread_to_daemon(v, pid, nr);
 	return translate(v, NS_GET_PID_FROM_PIDNS, nr);
 }
 
 int view_from_daemon(const struct view *v, pid_t pid)
 {
+	int nr;
+
+	if (v->map && !v->nowhere && pid > 0) {
+		nr = nspid_from_daemon(v, pid);
+		if (nr > 0)
+			map_put(v->map, nr, pid);
+		return nr;
+	}
 	return translate(v, NS_GET_PID_IN_PIDNS, pid);
 }
 

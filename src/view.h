@@ -4,9 +4,27 @@
  * A view is a PID namespace and, where procfs's hidepid=invisible
  * applies, the one owner whose processes alone exist in it. The engine
  * works in the daemon's numbers; a view translates between those and
- * the numbers its namespace gives (the kernel's nsfs ioctls
- * NS_GET_PID_FROM_PIDNS and NS_GET_PID_IN_PIDNS, Linux 6.10 and later:
- * one system call, whatever the number of processes on the machine).
+ * the numbers its namespace gives, one of two ways, picked at start by
+ * probing the kernel (views_translate() names it):
+ *
+ * ioctl: the nsfs ioctls NS_GET_PID_FROM_PIDNS and NS_GET_PID_IN_PIDNS
+ * (Linux 6.10 and later). Either direction is one system call, whatever
+ * the number of processes on the machine.
+ *
+ * nspid: every other kernel since 4.9. The daemon's number of a task ->
+ * the view's: a readlink of /proc/PID/ns/pid, whose namespace's chain
+ * of ancestors (NS_GET_PARENT, 4.9) is kept per namespace, says whether
+ * the task is in the view's namespace or below it; if so, one read of
+ * /proc/PID/status, whose NSpid line (nspid.h) has its number at the
+ * view's depth. The view's number -> the daemon's: the view keeps a map
+ * of every number it translated, each hit checked by the way above
+ * (so a number reused by another task is never believed); on a miss of
+ * a process, one pass over /proc translating every process (O(processes
+ * of the machine)), at most once per VIEW_SCAN_MS for the same number;
+ * on a miss of a thread, one pass over that process's threads. So a
+ * listing costs a readlink a process of the machine and a status read a
+ * process of the view, and a lookup, once the map knows the number, a
+ * readlink and a status read.
  *
  * Views live in a table of VIEW_SLOTS slots, and the slot number is
  * what the FUSE layer puts into inode numbers, so that the kernel's
@@ -40,8 +58,10 @@
 #define VIEW_ALL_UIDS ((uid_t)-1)
 #define VIEW_IDLE_S 3
 #define VIEW_SHARED_S 60
+#define VIEW_SCAN_MS 10
 
 struct views;
+struct view_map;
 
 struct view {
 	unsigned int slot;
@@ -53,6 +73,9 @@ struct view {
 	/* Private to view.c: */
 	unsigned int refs;
 	long long last_used_s;
+	struct views *vs;
+	unsigned int level; /* nspid: its depth below the daemon's */
+	struct view_map *map; /* nspid: numbers met, its own to the daemon's */
 };
 
 /*
@@ -84,6 +107,9 @@ ino_t views_own_ns(const struct views *vs);
  * see an empty proc/.
  */
 bool views_can_translate(const struct views *vs);
+
+/* views_translate - how: "ioctl", "nspid" or "none". */
+const char *views_translate(const struct views *vs);
 
 /*
  * views_caller - the view of a reader whose thread the daemon numbers
@@ -118,6 +144,13 @@ bool views_shared(const struct views *vs);
  * @nr; -ENOENT when no such task exists in @v's namespace.
  */
 int view_to_daemon(const struct view *v, pid_t nr);
+
+/*
+ * view_thread_to_daemon - the daemon's number of the thread that @v
+ * numbers @nr, of the process the daemon numbers @pid; -ENOENT when
+ * there is none.
+ */
+int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr);
 
 /*
  * view_from_daemon - the number @v gives the task the daemon numbers

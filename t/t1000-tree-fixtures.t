@@ -90,8 +90,26 @@ test_expect_success 'types and modes: files 0444, dirs 0555, links 0777' '
 	test "$(grep -c "^d " all)" = 14
 '
 
+# expected_translate: how the daemon translates numbers between PID
+# namespaces here: with the nsfs ioctls where this kernel has them
+# (6.10) and the daemon is not kept from them (TEST_DAEMON_NOIOCTL),
+# else from NSpid lines.
+expected_translate() {
+	if [ -z "${TEST_DAEMON_NOIOCTL:-}" ] && python3 -c '
+import fcntl, os
+fd = os.open("/proc/self/ns/pid", os.O_RDONLY)
+assert fcntl.ioctl(fd, 0x8004b708, os.getpid()) == os.getpid()
+' 2>/dev/null
+	then
+		echo ioctl
+	else
+		echo nspid
+	fi
+}
+
 test_expect_success 'info says what the engine found' '
 	version=$("$TIMINGFS" --version | sed -n "s/^timingfs version //p") &&
+	translate=$(expected_translate) &&
 	cat >expect <<-EOT &&
 	version $version
 	units windows
@@ -102,6 +120,7 @@ test_expect_success 'info says what the engine found' '
 	group_max_size 64
 	group_count 1
 	pidns caller
+	pidns_translate $translate
 	hidepid off
 	hidepid_gid none
 	exit_source none
