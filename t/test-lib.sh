@@ -19,7 +19,11 @@
 #                           a known breakage: TAP "# TODO"
 #   test_when_finished CMD  run CMD after this test, pass or fail; a
 #                           failing CMD fails the test
-#   test_done               prints 1..N; exits 1 on failure
+#   test_done               prints 1..N; exits 1 on failure. First it
+#                           runs the function test_before_done if one is
+#                           defined: a script that sources another
+#                           (t1501 sources t1500) defines it before, so
+#                           that its own tests come after the other's
 #   skip_all 'why'          prints 1..0 # SKIP why; exits 0
 #
 # Prerequisites: a test whose prerequisite is missing is skipped with
@@ -47,6 +51,12 @@
 #   start_timingfs_on NAME DIR ARGS...  the same for a second daemon on
 #                           DIR ($NAME_PID); unmount_timingfs_on NAME DIR
 #                           unmounts it ($NAME_STATUS)
+#   TEST_DAEMON_NOIOCTL     when set non-empty, start_timingfs and
+#                           start_timingfs_on run the daemon under
+#                           t/bin/helper-noioctl, as on a kernel without
+#                           the nsfs ioctls that translate numbers (before
+#                           6.10); the pid is still the daemon's. A daemon
+#                           a test runs by "$TIMINGFS" itself is not.
 #   mount_timingfs CONF [ARGS...]       start_timingfs -c CONF ARGS...
 #   unmount_timingfs        unmount, reap it: $TFS_STATUS
 #   wait_mounted [DIR]      poll until DIR ($MNT) is mounted
@@ -555,6 +565,9 @@ test_expect_failure() {
 }
 
 test_done() {
+	if declare -F test_before_done >/dev/null; then
+		test_before_done
+	fi
 	test_check_aborted_
 	echo "1..$test_count"
 	if [ "$test_failures" = 0 ]; then
@@ -592,11 +605,18 @@ start_timingfs() {
 
 # start_timingfs_on NAME DIR ARGS...: as start_timingfs, for a second
 # daemon on DIR: its pid in ${NAME}_PID, its stderr in $TRASH/NAME.err.
+# With TEST_DAEMON_NOIOCTL set non-empty, the daemon runs under
+# helper-noioctl, which execs it: $! is the daemon all the same.
 start_timingfs_on() {
 	local name=$1 dir=$2 i pid
 	shift 2
 	: >"$TRASH/$name.err"
-	"$TIMINGFS" -f "$@" "$dir" 2>>"$TRASH/$name.err" &
+	if [ -n "${TEST_DAEMON_NOIOCTL:-}" ]; then
+		"$BIN/helper-noioctl" "$TIMINGFS" -f "$@" "$dir" \
+			2>>"$TRASH/$name.err" &
+	else
+		"$TIMINGFS" -f "$@" "$dir" 2>>"$TRASH/$name.err" &
+	fi
 	pid=$!
 	printf -v "${name}_PID" %s "$pid"
 	for i in $(seq 1 200); do
