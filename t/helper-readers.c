@@ -266,8 +266,7 @@ static bool seen_twice(struct seen *s, uint64_t key)
 }
 
 /* What is wrong with table @t of @len bytes, or NULL. */
-static const char *table_fault(const char *t, size_t len, long pid,
-			       long count)
+static const char *table_fault(const char *t, size_t len, long pid, long count)
 {
 	size_t hl = strlen(HEADER), lines = 0;
 	const char *p = t + hl, *end = t + len, *nl, *fault = NULL;
@@ -340,8 +339,8 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	if (!strcmp(op, "tables") && argc == 7)
-		return do_tables(argv[2], atof(argv[3]), argv[4],
-				 atol(argv[5]), atol(argv[6]));
+		return do_tables(argv[2], atof(argv[3]), argv[4], atol(argv[5]),
+				 atol(argv[6]));
 	if (!strcmp(op, "read") && argc == 3) {
 		if (slurp("read", argv[2], &buf, &len) < 0)
 			return fail("read");
