@@ -2,12 +2,14 @@
  * bench-read: the cost of open+read+close of several files, measured
  * interleaved in one run, for `make bench`.
  *
- * usage: bench-read ROUNDS BATCH NAME=[sendfile:]PATH... [-- NAME/NAME...]
+ * usage: bench-read ROUNDS BATCH NAME=[sendfile:|list:]PATH...
+ *                   [-- NAME/NAME...]
  *
  * After one round of warm-up, each of ROUNDS rounds times BATCH
- * open+read+close of every PATH in turn (read(2) to the end, or with
+ * open+read+close of every PATH in turn (read(2) to the end; with
  * "sendfile:" sendfile(2) to /dev/null until it returns 0, as busybox
- * cat reads: through the kernel's page cache), so that all of them meet the
+ * cat reads: through the kernel's page cache; with "list:" a directory
+ * listed whole with getdents64, as ls does), so that all of them meet the
  * same machine at nearly the same moment; every other round goes in the
  * reverse order. Prints, per file,
  *
@@ -22,6 +24,7 @@
  * side by side, so a machine busy for a while slows both alike. A file
  * that cannot be opened or reads empty is an error: exit 1.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,7 +37,7 @@
 struct target {
 	const char *name;
 	const char *path;
-	int by_sendfile;
+	int way;
 	double *us; /* per round */
 	double *sorted;
 };
@@ -47,20 +50,24 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+enum { WAY_READ, WAY_SENDFILE, WAY_LIST };
+
 static int devnull = -1;
 
-/* The next bytes of @fd, by read(2) or sendfile(2). */
-static ssize_t next_bytes(int fd, int by_sendfile)
+/* The next bytes of @fd, by read(2), sendfile(2) or getdents64. */
+static ssize_t next_bytes(int fd, int way)
 {
 	static char buf[65536];
 
-	if (by_sendfile)
+	if (way == WAY_SENDFILE)
 		return sendfile(devnull, fd, NULL, 1 << 20);
+	if (way == WAY_LIST)
+		return getdents64(fd, buf, sizeof(buf));
 	return read(fd, buf, sizeof(buf));
 }
 
 /* BATCH opens, reads and closes of @path: the mean µs, or -1. */
-static double time_batch(const char *path, int by_sendfile, long batch)
+static double time_batch(const char *path, int way, long batch)
 {
 	double start = now_us();
 	long i;
@@ -68,14 +75,14 @@ static double time_batch(const char *path, int by_sendfile, long batch)
 	int fd;
 
 	for (i = 0; i < batch; i++) {
-		fd = open(path, O_RDONLY);
+		fd = open(path, O_RDONLY | (way == WAY_LIST ? O_DIRECTORY : 0));
 		if (fd < 0) {
 			fprintf(stderr, "bench-read: %s: %s\n", path,
 				strerror(errno));
 			return -1;
 		}
 		total = 0;
-		while ((n = next_bytes(fd, by_sendfile)) > 0)
+		while ((n = next_bytes(fd, way)) > 0)
 			total += n;
 		close(fd);
 		if (n < 0 || total == 0) {
@@ -147,7 +154,7 @@ int main(int argc, char *argv[])
 
 	if (argc < 4) {
 		fprintf(stderr,
-			"usage: %s ROUNDS BATCH NAME=[sendfile:]PATH... "
+			"usage: %s ROUNDS BATCH NAME=[sendfile:|list:]PATH... "
 			"[-- A/B...]\n",
 			argv[0]);
 		return 2;
@@ -176,7 +183,10 @@ int main(int argc, char *argv[])
 		t[i].path = eq + 1;
 		if (strncmp(t[i].path, "sendfile:", 9) == 0) {
 			t[i].path += 9;
-			t[i].by_sendfile = 1;
+			t[i].way = WAY_SENDFILE;
+		} else if (strncmp(t[i].path, "list:", 5) == 0) {
+			t[i].path += 5;
+			t[i].way = WAY_LIST;
 		}
 		t[i].us = calloc((size_t)rounds, sizeof(double));
 		t[i].sorted = calloc((size_t)rounds, sizeof(double));
@@ -187,13 +197,12 @@ int main(int argc, char *argv[])
 	if (devnull < 0)
 		return 1;
 	for (i = 0; i < n; i++) /* warm-up: caches, lookups, threads */
-		if (time_batch(t[i].path, t[i].by_sendfile, batch) < 0)
+		if (time_batch(t[i].path, t[i].way, batch) < 0)
 			return 1;
 	for (r = 0; r < rounds; r++) {
 		for (j = 0; j < n; j++) {
 			i = r % 2 ? n - 1 - j : j;
-			t[i].us[r] =
-				time_batch(t[i].path, t[i].by_sendfile, batch);
+			t[i].us[r] = time_batch(t[i].path, t[i].way, batch);
 			if (t[i].us[r] < 0)
 				return 1;
 		}

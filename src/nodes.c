@@ -394,7 +394,7 @@ static int table_of_process(void *ctx, pid_t pid)
 	struct task_ident id;
 	int nr, ret;
 
-	nr = view_from_daemon(t->r->view, pid);
+	nr = view_pass_from_daemon(t->r->view, pid);
 	if (nr < 0)
 		return 0;
 	if (t->only_uid != VIEW_ALL_UIDS &&
@@ -605,7 +605,9 @@ static int list_task(void *ctx, pid_t pid)
 	struct task_ident id;
 	int nr, ret;
 
-	nr = view_from_daemon(v, pid);
+	/* slot 0: processes, a pass over the machine's; 1: threads */
+	nr = tl->l->slot == 0 ? view_pass_from_daemon(v, pid) :
+				view_from_daemon(v, pid);
 	if (nr < 0)
 		return 0; /* not in the reader's namespace */
 	if (v->only_uid != VIEW_ALL_UIDS && tl->l->slot == 0 &&

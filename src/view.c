@@ -45,10 +45,17 @@ struct ns_chain {
 /* The chains of the namespaces met, replaced round the table. */
 #define NS_CHAINS 64
 
+/* A number of a view's, the daemon's, and the inode of /proc/PID. */
+struct map_entry {
+	pid_t nr; /* 0: an empty slot */
+	pid_t pid;
+	ino_t proc_ino;
+};
+
 /* A view's map of its numbers to the daemon's, open addressing. */
 struct view_map {
 	pthread_mutex_t lock;
-	pid_t *nr, *pid; /* cap each; nr 0 where empty */
+	struct map_entry *e; /* cap of them */
 	unsigned int cap, count;
 	pid_t missed; /* the last number a pass over /proc did not find */
 	long long scanned_ms; /* and when that pass was */
@@ -60,8 +67,27 @@ struct view_map {
 /* A map forgets everything past this many numbers, and starts again. */
 #define VIEW_MAP_MAX 65536
 
+/*
+ * The namespace of each task a pass over the machine's processes met,
+ * kept NS_SEEN_MS, by pid (a slot a pid, the last one wins): a listing
+ * of proc/ in a view then reads the link of a task not in it once in
+ * NS_SEEN_MS, not at every listing. A task's namespace never changes;
+ * a pid reused meanwhile, by a task of the view, could be missed from a
+ * listing for that long, and from nothing else.
+ */
+#define NS_SEEN 8192
+#define NS_SEEN_MS 1000
+
+struct ns_seen {
+	pid_t pid;
+	ino_t ns;
+	long long at_ms;
+};
+
 struct views {
 	pthread_mutex_t lock;
+	pthread_mutex_t seen_lock;
+	struct ns_seen seen[NS_SEEN];
 	ino_t own_ino; /* the daemon's namespace */
 	ino_t pinned_ino; /* 0: each reader's own */
 	int pinned_fd;
@@ -246,8 +272,7 @@ static void map_free(struct view_map *m)
 	if (!m)
 		return;
 	pthread_mutex_destroy(&m->lock);
-	free(m->nr);
-	free(m->pid);
+	free(m->e);
 	free(m);
 }
 
@@ -256,87 +281,108 @@ static unsigned int map_home(const struct view_map *m, pid_t nr)
 	return ((uint32_t)nr * 2654435761U) & (m->cap - 1);
 }
 
-/* The daemon's number the map has for @nr, or 0. Called locked. */
-static pid_t map_get_locked(const struct view_map *m, pid_t nr)
+/* The entry of @nr, or the empty one it would take. Called locked. */
+static struct map_entry *map_slot(const struct view_map *m, pid_t nr)
 {
 	unsigned int i;
 
-	if (!m->cap)
-		return 0;
-	for (i = map_home(m, nr); m->nr[i]; i = (i + 1) & (m->cap - 1))
-		if (m->nr[i] == nr)
-			return m->pid[i];
-	return 0;
+	for (i = map_home(m, nr); m->e[i].nr && m->e[i].nr != nr;
+	     i = (i + 1) & (m->cap - 1))
+		;
+	return &m->e[i];
 }
 
 /* Grow (or, past VIEW_MAP_MAX, empty) the map. Called locked. */
 static int map_grow_locked(struct view_map *m)
 {
 	unsigned int cap = m->cap && m->count < VIEW_MAP_MAX ? m->cap * 2 : 64;
-	pid_t *nr = calloc(cap, sizeof(*nr)), *pid = calloc(cap, sizeof(*pid));
-	unsigned int i, j, old = m->cap;
-	pid_t *old_nr = m->nr, *old_pid = m->pid;
+	struct map_entry *e = calloc(cap, sizeof(*e)), *old = m->e;
+	unsigned int i, old_cap = m->cap;
 
-	if (!nr || !pid) {
-		free(nr);
-		free(pid);
+	if (!e)
 		return -ENOMEM;
-	}
-	m->nr = nr;
-	m->pid = pid;
+	m->e = e;
 	m->cap = cap;
 	m->count = 0;
-	for (i = 0; cap > 64 && i < old; i++) {
-		if (!old_nr[i])
+	for (i = 0; cap > 64 && i < old_cap; i++) {
+		if (!old[i].nr)
 			continue;
-		for (j = map_home(m, old_nr[i]); nr[j]; j = (j + 1) & (cap - 1))
-			;
-		nr[j] = old_nr[i];
-		pid[j] = old_pid[i];
+		*map_slot(m, old[i].nr) = old[i];
 		m->count++;
 	}
-	free(old_nr);
-	free(old_pid);
+	free(old);
 	return 0;
 }
 
-/* Remember that @v numbers @nr the task the daemon numbers @pid. */
-static void map_put(struct view_map *m, pid_t nr, pid_t pid)
+/*
+ * Remember that @v numbers @nr the task the daemon numbers @pid, whose
+ * /proc/PID directory was inode @proc_ino when that was checked (0: not
+ * known).
+ */
+static void map_put(struct view_map *m, pid_t nr, pid_t pid, ino_t proc_ino)
 {
-	unsigned int i;
+	struct map_entry *e;
 
 	pthread_mutex_lock(&m->lock);
 	if ((m->count + 1) * 2 > m->cap && map_grow_locked(m) < 0)
 		goto out;
-	for (i = map_home(m, nr); m->nr[i] && m->nr[i] != nr;
-	     i = (i + 1) & (m->cap - 1))
-		;
-	if (!m->nr[i])
+	e = map_slot(m, nr);
+	if (!e->nr)
 		m->count++;
-	m->nr[i] = nr;
-	m->pid[i] = pid;
+	else if (e->pid == pid && !proc_ino)
+		proc_ino = e->proc_ino; /* the same task: what was checked */
+	e->nr = nr;
+	e->pid = pid;
+	e->proc_ino = proc_ino;
 out:
 	pthread_mutex_unlock(&m->lock);
 }
 
-static pid_t map_get(struct view_map *m, pid_t nr)
+static struct map_entry map_get(struct view_map *m, pid_t nr)
 {
-	pid_t pid;
+	struct map_entry e = { 0, 0, 0 };
 
 	pthread_mutex_lock(&m->lock);
-	pid = map_get_locked(m, nr);
+	if (m->cap && map_slot(m, nr)->nr)
+		e = *map_slot(m, nr);
 	pthread_mutex_unlock(&m->lock);
-	return pid;
+	return e;
 }
 
-/* The daemon's number of @nr, if the map knows it and it still holds. */
+/* The inode of /proc/@pid now, 0 when it is gone. */
+static ino_t proc_ino_of(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/*
+ * The daemon's number of @nr, if the map knows it and it still holds.
+ * A task's /proc/PID keeps its inode while the task lives and procfs
+ * keeps it cached, and a pid taken by a new task gets a new one: so an
+ * inode as when the number was last checked is that same task, for one
+ * stat. Otherwise the number is checked afresh (a readlink and a status
+ * read), and the inode noted.
+ */
 static int map_checked(const struct view *v, pid_t nr)
 {
-	pid_t pid = map_get(v->map, nr);
+	struct map_entry e = map_get(v->map, nr);
+	ino_t ino;
 
-	if (pid > 0 && nspid_from_daemon(v, pid) == nr)
-		return pid;
-	return -ENOENT;
+	if (e.pid <= 0)
+		return -ENOENT;
+	ino = proc_ino_of(e.pid);
+	if (!ino)
+		return -ENOENT;
+	if (ino == e.proc_ino)
+		return e.pid;
+	if (nspid_from_daemon(v, e.pid) != nr)
+		return -ENOENT;
+	map_put(v->map, nr, e.pid, ino);
+	return e.pid;
 }
 
 /* Translate every task listed in directory @dir into @v's map. */
@@ -355,7 +401,7 @@ static void map_fill(const struct view *v, const char *dir)
 			continue;
 		nr = nspid_from_daemon(v, (pid_t)pid);
 		if (nr > 0)
-			map_put(v->map, nr, (pid_t)pid);
+			map_put(v->map, nr, (pid_t)pid, 0);
 	}
 	closedir(d);
 }
@@ -460,6 +506,7 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 	}
 	pthread_mutex_init(&vs->lock, NULL);
 	pthread_mutex_init(&vs->chains_lock, NULL);
+	pthread_mutex_init(&vs->seen_lock, NULL);
 	vs->pinned_fd = -1;
 	for (i = 0; i < VIEW_SLOTS; i++) {
 		vs->slot[i].slot = i;
@@ -521,6 +568,7 @@ void views_free(struct views *vs)
 	if (vs->pinned_fd >= 0)
 		close(vs->pinned_fd);
 	pthread_mutex_destroy(&vs->chains_lock);
+	pthread_mutex_destroy(&vs->seen_lock);
 	pthread_mutex_destroy(&vs->lock);
 	free(vs);
 }
@@ -746,6 +794,48 @@ int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
 	return translate(v, NS_GET_PID_FROM_PIDNS, nr);
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The namespace of task @pid, as a pass met it less than NS_SEEN_MS ago. */
+static ino_t seen_ns(struct views *vs, pid_t pid)
+{
+	struct ns_seen *e = &vs->seen[(unsigned int)pid % NS_SEEN];
+	long long now = now_ms();
+	ino_t ns = 0;
+
+	pthread_mutex_lock(&vs->seen_lock);
+	if (e->pid == pid && now - e->at_ms < NS_SEEN_MS)
+		ns = e->ns;
+	pthread_mutex_unlock(&vs->seen_lock);
+	if (ns)
+		return ns;
+	ns = ns_of(pid);
+	pthread_mutex_lock(&vs->seen_lock);
+	e->pid = pid;
+	e->ns = ns;
+	e->at_ms = now;
+	pthread_mutex_unlock(&vs->seen_lock);
+	return ns;
+}
+
+int view_pass_from_daemon(const struct view *v, pid_t pid)
+{
+	ino_t ns;
+
+	if (v->map && !v->nowhere && pid > 0) {
+		ns = seen_ns(v->vs, pid);
+		if (!ns || !ns_within(v->vs, pid, ns, v->level, v->ns_ino))
+			return -ENOENT;
+	}
+	return view_from_daemon(v, pid);
+}
+
 int view_from_daemon(const struct view *v, pid_t pid)
 {
 	int nr;
@@ -753,7 +843,7 @@ int view_from_daemon(const struct view *v, pid_t pid)
 	if (v->map && !v->nowhere && pid > 0) {
 		nr = nspid_from_daemon(v, pid);
 		if (nr > 0)
-			map_put(v->map, nr, pid);
+			map_put(v->map, nr, pid, 0);
 		return nr;
 	}
 	return translate(v, NS_GET_PID_IN_PIDNS, pid);

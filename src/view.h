@@ -22,7 +22,8 @@
  * a process, one pass over /proc translating every process (O(processes
  * of the machine)), at most once per VIEW_SCAN_MS for the same number;
  * on a miss of a thread, one pass over that process's threads. So a
- * listing costs a readlink a process of the machine and a status read a
+ * listing of proc/ costs a readlink a process of the machine once a
+ * second (view_pass_from_daemon()) and a readlink and a status read a
  * process of the view, and a lookup, once the map knows the number, a
  * readlink and a status read.
  *
@@ -157,6 +158,14 @@ int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr);
  * @pid; -ENOENT when that task is not in @v's namespace.
  */
 int view_from_daemon(const struct view *v, pid_t pid);
+
+/*
+ * view_pass_from_daemon - view_from_daemon() for a pass over every
+ * process of the machine (a listing of proc/, proc/table): on the nspid
+ * way a task found outside @v less than a second ago is not asked
+ * again (view.c says what that can miss).
+ */
+int view_pass_from_daemon(const struct view *v, pid_t pid);
 
 /* view_shows_owner - whether @v shows the processes of owner @uid. */
 bool view_shows_owner(const struct view *v, uid_t uid);
