@@ -4,6 +4,9 @@
 #   make check    install what is missing, build, run the TAP suite
 #   make run      install what is missing, build, mount at ./mnt
 #   make check-sanitize  the suite under ASan and UBSan
+#   make check-stress    the suite three times in a row while stress-ng
+#                 loads every CPU (not in CI: it shows what a loaded
+#                 machine does to the tests' waits)
 #   make fuzz     each libFuzzer target in t/fuzz for FUZZ_TIME=60 s
 #                 (clang, FUZZ_CC, installed when missing); fuzz-merge
 #                 adds what they found to the committed corpus
@@ -49,7 +52,7 @@ HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
 FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
 REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
-.PHONY: all check check-sanitize run bench deps install uninstall clean format \
+.PHONY: all check check-sanitize check-stress run bench deps install uninstall clean format \
 	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean
 
 # The scripts for shell users and Prometheus, installed with the daemon.
@@ -169,11 +172,26 @@ check: deps
 SANITIZE = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
 check-sanitize: deps
 	@$(MAKE) --no-print-directory clean
-	@ASAN_OPTIONS=suppressions=$(CURDIR)/t/asan.supp \
+	@ASAN_OPTIONS="suppressions='$(CURDIR)/t/asan.supp'" \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		$(MAKE) --no-print-directory check CFLAGS='$(SANITIZE)' \
 		LDFLAGS='-fsanitize=address,undefined'
 	@$(MAKE) --no-print-directory clean
+
+# Every CPU busy with stress-ng (a worker each) while the suite runs
+# three times in a row; stress-ng is stopped however the runs end.
+STRESS_RUNS ?= 3
+check-stress: deps
+	@scripts/install-deps stress
+	@$(MAKE) --no-print-directory all
+	@stress-ng --cpu $$(nproc) --timeout 0 --quiet & load=$$!; \
+	trap 'kill $$load 2>/dev/null; wait $$load 2>/dev/null' EXIT; \
+	status=0; \
+	for run in $$(seq 1 $(STRESS_RUNS)); do \
+		echo "check-stress: run $$run of $(STRESS_RUNS), $$(nproc) CPU(s) loaded"; \
+		prove --timer t/ || status=1; \
+	done; \
+	exit $$status
 
 run: deps
 	@$(MAKE) --no-print-directory timingfs

@@ -16,6 +16,7 @@ test_description='Access: [access] hidepid and gid, as procfs hidepid= and
 gid=, read by real users (a user of its own, that user in the exempt
 group, root) and compared with /proc and with a procfs mounted with
 hidepid=invisible.'
+TEST_OTHER_USERS=1 # the readers are another user: a trash they reach
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot read as other users"
@@ -23,8 +24,10 @@ test_have_prereq SETPRIV || skip_all "no setpriv (util-linux)"
 
 NOBODY=$((1510000000 + $$))
 chmod 755 "$TRASH"
-setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$MNT" ||
-	skip_all "nobody cannot reach $MNT"
+if ! setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$MNT"; then
+	echo "Bail out! nobody cannot reach $MNT (test-lib's TEST_OTHER_USERS)"
+	exit 1
+fi
 GID=4242
 OTHER_GID=4343
 HPROC=$TRASH/hproc

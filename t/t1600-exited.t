@@ -5,6 +5,7 @@ times, from the exit records of the kernel (taskstats). The helpers say
 when they told a task to exit and when they reaped it, and the exit_time
 must fall between; the CPU time they burnt is measured by the clocks of
 the kernel.'
+TEST_OTHER_USERS=1 # a test reads as nobody: a trash it reaches
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
@@ -388,7 +389,7 @@ test_expect_success 'keep = 0: exit_source none, an exited task ENOENT' '
 # assignment before start_timingfs holds for that call only.
 test_expect_success TASKSTATS,SETPRIV 'without CAP_NET_ADMIN: exit_source none, and why' '
 	test_when_finished unmount_timingfs &&
-	printf "#!/bin/sh\nexec setpriv --inh-caps=-net_admin --bounding-set=-net_admin %s \"\$@\"\n" \
+	printf "#!/bin/sh\nexec setpriv --inh-caps=-net_admin --bounding-set=-net_admin %q \"\$@\"\n" \
 		"$TIMINGFS" >nocap-timingfs &&
 	chmod +x nocap-timingfs &&
 	TIMINGFS=$TRASH/nocap-timingfs start_timingfs -c "$TRASH/keep.conf" &&

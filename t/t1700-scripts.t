@@ -11,11 +11,12 @@ options, their refusal of what is no timingfs mount, then on a real mount
 in each of the two units a busy helper on top, counters between the
 mount'"'"'s own reads, a file replaced whole; as nobody under
 hidepid=noaccess; on mounts pinned to a PID namespace.'
+TEST_OTHER_USERS=1 # nobody runs the exporter: a trash it reaches
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
-TOP=$SRC_ROOT/scripts/timingtop
-EXPORTER=$SRC_ROOT/scripts/timingfs-exporter
+TOP=$SCRIPTS/timingtop
+EXPORTER=$SCRIPTS/timingfs-exporter
 PIN=$TRASH/pin
 PIN_PID=
 RE=$TRASH/re

@@ -240,7 +240,27 @@ cleanup() {
 	fi
 }
 
-if [ -e "$TRASH" ]; then
+# A script whose tests run things as another user (setpriv) sets
+# TEST_OTHER_USERS=1 before it sources this file. Its trash directory is
+# then made where every user can reach it, outside the checkout, whose
+# path may pass a directory of mode 0700 (root's home): a new directory
+# of mode 0755 under TEST_SHARED_ROOT (default /tmp), removed like any
+# trash directory. t/bin and scripts/ are copied into it, and BIN and
+# SCRIPTS name the copies, so that the other user can run them too.
+SCRIPTS=$SRC_ROOT/scripts
+if [ -n "${TEST_OTHER_USERS:-}" ]; then
+	TRASH=$(mktemp -d "${TEST_SHARED_ROOT:-/tmp}/timingfs-$TEST_NAME.XXXXXX") &&
+		chmod 755 "$TRASH" &&
+		cp -pR "$BIN" "$TRASH/bin" &&
+		cp -pR "$SRC_ROOT/scripts" "$TRASH/scripts" || {
+		echo "Bail out! cannot make a trash directory other users reach"
+		exit 1
+	}
+	MNT=$TRASH/mnt
+	BIN=$TRASH/bin
+	SCRIPTS=$TRASH/scripts
+	export TRASH MNT BIN SCRIPTS
+elif [ -e "$TRASH" ]; then
 	fusermount3 -u -z "$MNT" 2>/dev/null
 	is_mounted "$MNT" && {
 		echo "Bail out! $MNT is still mounted from an earlier run"
