@@ -62,15 +62,8 @@ static struct fs *req_fs(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* ---- the kernel's cache of proc/ -------------------------------------- */
+/* ---- the kernel's cache: proc/, and names of idle inodes ----------- */
 
-/*
- * A notification must not come from a request's own path (the kernel
- * may hold the directory's lock meanwhile): a thread of its own sends
- * it. It is started when first needed, from a request: after the daemon
- * has forked into the background, and only on mounts that other views
- * read.
- */
 /* Drop file @n's name from the kernel's cache: it forgets the inode. */
 static void drop_file_name(struct fs *fs, const struct node *n)
 {
@@ -83,6 +76,13 @@ static void drop_file_name(struct fs *fs, const struct node *n)
 					 strlen(name));
 }
 
+/*
+ * A notification must not come from a request's own path (the kernel
+ * may hold the directory's lock meanwhile): a thread of its own sends
+ * it. It is started when first needed, from a request: after the daemon
+ * has forked into the background, and only on mounts that other views
+ * read or whose readers left extra inodes behind.
+ */
 static void *dropper_main(void *arg)
 {
 	struct fs *fs = arg;
