@@ -14,7 +14,7 @@ run_sub() {
 	mkdir -p "sub" &&
 	{
 		printf "#!/bin/bash\ntest_description=%s\n" "\"sub-test $1\"" &&
-		printf ". %s\n" "$TEST_DIRECTORY/test-lib.sh" &&
+		printf ". %q\n" "$TEST_DIRECTORY/test-lib.sh" &&
 		printf "%s\n" "$2" &&
 		printf "test_done\n"
 	} >"sub/$1.t" &&
@@ -49,7 +49,7 @@ test_expect_success 'a broken &&-chain fails before the body runs' '
 	run_sub chain "
 test_expect_success \"broken\" \"
 	true
-	touch \\\$TRASH/ran-after-break && false
+	touch \\\"\\\$TRASH/ran-after-break\\\" && false
 \"
 test_expect_success \"whole\" \"true &&
 	true\"
@@ -109,7 +109,7 @@ test_expect_success 'an unknown prerequisite is a bail out, not a skip' '
 
 test_expect_success 'test_when_finished runs after a failure too, and can fail a test' '
 	run_sub finished "
-test_expect_success \"fails\" \"test_when_finished \\\"echo one >>\\\$TRASH/log\\\" && test_when_finished \\\"echo two >>\\\$TRASH/log\\\" && false\"
+test_expect_success \"fails\" \"test_when_finished \\\"echo one >>\\\\\\\"\\\\\\\$TRASH/log\\\\\\\"\\\" && test_when_finished \\\"echo two >>\\\\\\\"\\\\\\\$TRASH/log\\\\\\\"\\\" && false\"
 test_expect_success \"cleanup fails\" \"test_when_finished false && true\"
 " &&
 	grep -x "not ok 1 - fails" finished.out &&
@@ -140,7 +140,7 @@ test_expect_success \"next\" \"true\"
 
 test_expect_success 'a body the shell aborts is reported failed, and its cleanup runs' '
 	run_sub abort "
-test_expect_success \"aborts\" \"test_when_finished \\\"touch \\\\\\\$TRASH/cleaned\\\" && x=\\\$((1 / 0)) && true\"
+test_expect_success \"aborts\" \"test_when_finished \\\"touch \\\\\\\"\\\\\\\$TRASH/cleaned\\\\\\\"\\\" && x=\\\$((1 / 0)) && true\"
 test_expect_success \"next\" \"true\"
 test_expect_success \"last aborts\" \"x=\\\$((1 / 0)) && true\"
 " &&
@@ -154,7 +154,7 @@ test_expect_success \"last aborts\" \"x=\\\$((1 / 0)) && true\"
 
 test_expect_success 'no test_description: a bail out' '
 	mkdir -p sub &&
-	printf ". %s\ntest_done\n" "$TEST_DIRECTORY/test-lib.sh" >sub/nodesc.t &&
+	printf ". %q\ntest_done\n" "$TEST_DIRECTORY/test-lib.sh" >sub/nodesc.t &&
 	test_expect_code 1 bash sub/nodesc.t >nodesc.out &&
 	grep "sets no test_description" nodesc.out
 '

@@ -121,12 +121,15 @@ test_expect_success 'a key given twice: exit 2, the second line' '
 		"[format] units: given twice"
 '
 
+# In each form FILE stands for the file's path, put in whole: the words
+# of a form are split, never the path (which may hold a space).
 test_expect_success 'every way of naming a bad configuration is read' '
 	printf "[groups]\nmax_size = 99\n" >bad.conf &&
 	msg="bad.conf:2: [groups] max_size: 99 is out of range 1..64" &&
-	for form in "-c $TRASH/bad.conf" "--config=$TRASH/bad.conf" \
-		"-o config=$TRASH/bad.conf" "-oro,config=$TRASH/bad.conf"; do
-		run_tfs $form &&
+	for form in "-c FILE" "--config=FILE" "-o config=FILE" \
+		"-oro,config=FILE"; do
+		read -r -a words <<<"$form" &&
+		run_tfs "${words[@]/FILE/"$TRASH/bad.conf"}" &&
 		test "$status" = 2 &&
 		grep -F "$msg" err || return 1
 	done
@@ -147,7 +150,7 @@ test_expect_success 'a mount point that is a file: exit 1, and nothing mounted' 
 		"$TRASH/afile" 2>err &&
 	cat err &&
 	grep -x "timingfs: cannot mount on $TRASH/afile: not a directory" err &&
-	! awk -v d="$TRASH/afile" "\$2 == d" /proc/mounts | grep .
+	! mounts_of "$TRASH/afile" | grep .
 '
 
 test_expect_success ROOT,UNSHARE 'no /dev/fuse: exit 1, and what to do' '
@@ -168,9 +171,9 @@ test_expect_success FUSE 'SOURCE MOUNTPOINT, as mount.fuse3 runs it: mounts' '
 
 test_expect_success FUSE 'each way of naming the configuration is honoured' '
 	fixture_config m2.conf m2 format.units=unix &&
-	for form in "-c $TRASH/m2.conf" "--config=$TRASH/m2.conf" \
-		"-o config=$TRASH/m2.conf"; do
-		start_timingfs $form &&
+	for form in "-c FILE" "--config=FILE" "-o config=FILE"; do
+		read -r -a words <<<"$form" &&
+		start_timingfs "${words[@]/FILE/"$TRASH/m2.conf"}" &&
 		grep -x "units unix" "$MNT/info" &&
 		grep -x "tsc_hz 3000000000" "$MNT/info" &&
 		test "$(cat "$MNT/proc/100/cycles")" = 12000000000 &&

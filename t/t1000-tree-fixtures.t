@@ -245,13 +245,13 @@ test_expect_success 'threads.table: a header, then each thread as its files say'
 	t=$MNT/proc/200/threads/200 &&
 	{
 		echo "pid tid cycles kernel_time user_time creation_time exit_time" &&
-		echo "200 200 $(cat $t/cycles) $(cat $t/kernel_time)" \
-			"$(cat $t/user_time) $(cat $t/creation_time)" \
-			"$(cat $t/exit_time)"
+		echo "200 200 $(cat "$t/cycles") $(cat "$t/kernel_time")" \
+			"$(cat "$t/user_time") $(cat "$t/creation_time")" \
+			"$(cat "$t/exit_time")"
 	} >expect &&
 	cat "$MNT/proc/200/threads.table" >actual &&
 	test_cmp expect actual &&
-	test "$(cat $t/cycles)" = 370370367
+	test "$(cat "$t/cycles")" = 370370367
 '
 
 test_expect_success 'a table with a broken source is EIO, never a short table' '
@@ -262,10 +262,10 @@ test_expect_success 'a table with a broken source is EIO, never a short table' '
 '
 
 test_expect_success 'a thread is not a process; a thread of another is not ours' '
-	test "$($BIN/helper-io errno stat "$MNT/proc/101")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$MNT/proc/100/threads/200")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$MNT/proc/100/threads/999")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$MNT/proc/999")" = ENOENT
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/101")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/100/threads/200")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/100/threads/999")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/999")" = ENOENT
 '
 
 test_expect_success 'non-canonical names are ENOENT' '
@@ -273,7 +273,7 @@ test_expect_success 'non-canonical names are ENOENT' '
 		proc/4294967396 proc/100/threads/0101 groups/1 groups/00 \
 		groups/+0 groups/0/cpu2 groups/0/cpu01 groups/0/cpu \
 		groups/0/cpu-1 proc/100/nothing info/x; do
-		echo "$name $($BIN/helper-io errno stat "$MNT/$name")"
+		echo "$name $("$BIN/helper-io" errno stat "$MNT/$name")"
 	done >actual &&
 	! grep -v -e " ENOENT\$" -e "^info/x ENOTDIR\$" actual
 '
@@ -324,7 +324,7 @@ test_expect_success 'no NUMA information: one node, split by max_size' '
 	test "$(cat "$MNT/groups/1/cpu0/cpu")" = 2 &&
 	printf "cpu0 300000000\n" >expect &&
 	test_cmp expect "$MNT/groups/1/idle_cycles" &&
-	test "$($BIN/helper-io errno stat "$MNT/groups/1/cpu1")" = ENOENT
+	test "$("$BIN/helper-io" errno stat "$MNT/groups/1/cpu1")" = ENOENT
 '
 
 test_expect_success 'setup: m96 mounted' '
@@ -341,7 +341,7 @@ test_expect_success 'm96, groups of 64: a node per group, offline unlisted' '
 	test "$(cat "$MNT/groups/1/cpus")" = "24-29,31-47,72-95" &&
 	test "$(cat "$MNT/groups/0/cpu24/cpu")" = 48 &&
 	test "$(cat "$MNT/groups/1/cpu7/cpu")" = 31 &&
-	test "$($BIN/helper-io errno stat "$MNT/groups/1/cpu6")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/groups/1/cpu6")" = ENOENT &&
 	test "$(ls "$MNT/groups/1" | grep -c "^cpu[0-9]")" = 47 &&
 	test "$(wc -l <"$MNT/groups/1/idle_cycles")" = 47
 '
@@ -372,7 +372,7 @@ test_expect_success 'm96, groups of 16: nodes split in CPU order' '
 	5 80-95
 	EOT
 	test_cmp expect actual &&
-	test "$($BIN/helper-io errno stat "$MNT/groups/6")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/groups/6")" = ENOENT &&
 	grep -x "group_max_size 16" "$MNT/info"
 '
 

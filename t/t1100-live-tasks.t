@@ -100,11 +100,11 @@ test_expect_success 'proc/ lists processes, not threads, and self' '
 '
 
 test_expect_success 'a thread is no process; a thread of another is none of ours' '
-	test "$($BIN/helper-io errno stat "$MNT/proc/$BUSY")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$MNT/proc/$PID/threads/1")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$MNT/proc/1/threads/$BUSY")" = ENOENT &&
-	test "$($BIN/helper-io errno read "$MNT/proc/$BUSY/cycles")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$MNT/proc/$PID/threads/$BUSY")" = OK
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/$BUSY")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/$PID/threads/1")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/1/threads/$BUSY")" = ENOENT &&
+	test "$("$BIN/helper-io" errno read "$MNT/proc/$BUSY/cycles")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$MNT/proc/$PID/threads/$BUSY")" = OK
 '
 
 # The thread's runtime from schedstat, read before and after the file,
@@ -360,7 +360,7 @@ test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
 	test_cmp expect gone.times &&
 	number_free "$PID" &&
 	for i in $(seq 1 50); do
-		r=$($BIN/helper-io errno stat "$MNT/proc/$PID") &&
+		r=$("$BIN/helper-io" errno stat "$MNT/proc/$PID") &&
 		test "$r" != ENOENT || break
 		sleep 0.1 || return 1
 	done &&

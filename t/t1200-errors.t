@@ -121,7 +121,7 @@ test_expect_success ROOT 'mounted rw: the daemon refuses every change, EROFS' '
 	unmount_timingfs &&
 	test "$TFS_STATUS" = 0 &&
 	mount_timingfs "$TRASH/m2.conf" -o rw &&
-	grep " $MNT fuse.timingfs rw," /proc/self/mounts &&
+	mounts_of "$MNT" | grep " fuse.timingfs rw," &&
 	check_erofs >actual &&
 	cat actual &&
 	! grep -v " EROFS\$" actual &&

@@ -68,7 +68,7 @@ test_expect_success 'mounted read-only, as timingfs, with default_permissions' '
 	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	reads_ok &&
-	line=$(awk -v d="$MNT" "\$2 == d" /proc/self/mounts) &&
+	line=$(mounts_of "$MNT") &&
 	echo "$line" &&
 	set -- $line &&
 	test "$1" = timingfs && test "$3" = fuse.timingfs &&
@@ -132,7 +132,7 @@ test_expect_success 'SIGKILL with -o no_auto_unmount leaves a dead mount' '
 	test_expect_code 137 wait "$TFS_PID" &&
 	TFS_PID= &&
 	is_mounted "$MNT" &&
-	test "$($BIN/helper-io errno stat "$MNT/info")" = ENOTCONN &&
+	test "$("$BIN/helper-io" errno stat "$MNT/info")" = ENOTCONN &&
 	fusermount3 -u "$MNT" &&
 	! is_mounted "$MNT"
 '

@@ -171,7 +171,7 @@ test_expect_success UNSHARE 'proc/self in a namespace is the reader, as it numbe
 '
 
 test_expect_success UNSHARE 'proc/ in a namespace lists what its /proc lists' '
-	in_ns "$NS1_INIT" bash -c "nums /proc && nums \$MNT/proc && echo \$\$" >out &&
+	in_ns "$NS1_INIT" bash -c "nums /proc && nums \"\$MNT/proc\" && echo \$\$" >out &&
 	cat out &&
 	me=$(sed -n 3p out) &&
 	sed -n 1p out >expect &&
@@ -183,7 +183,7 @@ test_expect_success UNSHARE 'proc/ in a namespace lists what its /proc lists' '
 '
 
 test_expect_success UNSHARE 'proc/1/threads in a namespace is its /proc/1/task' '
-	in_ns "$NS1_INIT" bash -c "nums /proc/1/task && nums \$MNT/proc/1/threads" >out &&
+	in_ns "$NS1_INIT" bash -c "nums /proc/1/task && nums \"\$MNT/proc/1/threads\"" >out &&
 	cat out &&
 	test "$(sed -n 1p out)" = "1 " &&
 	test "$(sed -n 2p out)" = "1 "
@@ -197,7 +197,7 @@ test_expect_success UNSHARE 'proc/table in a namespace: its processes, its numbe
 			while read -r p t rest; do
 				[ \$p = \$\$ ] || pids+=(\$p)
 			done
-		} <\$MNT/proc/table &&
+		} <\"\$MNT/proc/table\" &&
 		printf \"%s\n\" \"\${pids[@]}\" | sort -un | tr \"\n\" \" \" &&
 		echo &&
 		nums_but_me /proc" >out &&
@@ -212,14 +212,14 @@ test_expect_success UNSHARE 'a host process is no process of the namespace' '
 	test "$HOSTONLY" -ge 100 &&
 	cat "$MNT/proc/$HOSTONLY/cycles" >/dev/null &&
 	in_ns "$NS1_INIT" bash -c "
-		\$BIN/helper-io errno stat \$MNT/proc/\$HOSTONLY &&
-		\$BIN/helper-io errno read \$MNT/proc/\$HOSTONLY/cycles &&
-		\$BIN/helper-io errno opendir \$MNT/proc/\$HOSTONLY &&
-		\$BIN/helper-io errno stat \$MNT/proc/\$HOSTONLY/threads/\$HOSTONLY &&
-		{ cat \$MNT/proc/\$HOSTONLY/cycles 2>&1 && echo cat-read || :; } &&
-		{ ls \$MNT/proc/\$HOSTONLY 2>&1 && echo ls-listed || :; } &&
-		{ ls \$MNT/proc | grep -x \$HOSTONLY || :; } &&
-		nums \$MNT/proc" >out &&
+		\"\$BIN/helper-io\" errno stat \"\$MNT/proc/\$HOSTONLY\" &&
+		\"\$BIN/helper-io\" errno read \"\$MNT/proc/\$HOSTONLY/cycles\" &&
+		\"\$BIN/helper-io\" errno opendir \"\$MNT/proc/\$HOSTONLY\" &&
+		\"\$BIN/helper-io\" errno stat \"\$MNT/proc/\$HOSTONLY/threads/\$HOSTONLY\" &&
+		{ cat \"\$MNT/proc/\$HOSTONLY/cycles\" 2>&1 && echo cat-read || :; } &&
+		{ ls \"\$MNT/proc/\$HOSTONLY\" 2>&1 && echo ls-listed || :; } &&
+		{ ls \"\$MNT/proc\" | grep -x \$HOSTONLY || :; } &&
+		nums \"\$MNT/proc\"" >out &&
 	cat out &&
 	printf "%s\n" ENOENT ENOENT ENOENT ENOENT >expect &&
 	head -n 4 out >actual &&
@@ -281,15 +281,15 @@ test_expect_success UNSHARE 'every file of proc/1 is the namespace init, read fr
 # The reader kills its helper when it exits, however it exits.
 test_expect_success UNSHARE 'threads in a namespace, by the numbers it gives them' '
 	in_ns "$NS1_INIT" bash -c "
-		{ \$BIN/helper-busy -k >\$TRASH/busy.pids & } &&
+		{ \"\$BIN/helper-busy\" -k >\"\$TRASH/busy.pids\" & } &&
 		trap \"kill \$!\" EXIT &&
-		wait_file \$TRASH/busy.pids &&
-		cat \$TRASH/busy.pids &&
-		read -r p b s <\$TRASH/busy.pids &&
+		wait_file \"\$TRASH/busy.pids\" &&
+		cat \"\$TRASH/busy.pids\" &&
+		read -r p b s <\"\$TRASH/busy.pids\" &&
 		nums /proc/\$p/task &&
-		nums \$MNT/proc/\$p/threads &&
-		\$BIN/helper-io errno stat \$MNT/proc/\$p/threads/\$b &&
-		\$BIN/helper-io errno stat \$MNT/proc/\$b" >out &&
+		nums \"\$MNT/proc/\$p/threads\" &&
+		\"\$BIN/helper-io\" errno stat \"\$MNT/proc/\$p/threads/\$b\" &&
+		\"\$BIN/helper-io\" errno stat \"\$MNT/proc/\$b\"" >out &&
 	cat out &&
 	set -- $(sed -n 1p out) &&
 	test "$#" = 3 && test "$1" -lt "$NS1_INIT" &&
@@ -319,7 +319,7 @@ test_expect_success UNSHARE 'setup: namespace B, inside A' '
 '
 
 test_expect_success UNSHARE 'nested: B is init and two sleepers' '
-	in_ns "$B_INIT" bash -c "nums_but_me /proc && nums_but_me \$MNT/proc" >out &&
+	in_ns "$B_INIT" bash -c "nums_but_me /proc && nums_but_me \"\$MNT/proc\"" >out &&
 	cat out &&
 	printf "1 2 3 \n1 2 3 \n" >expect &&
 	test_cmp expect out
@@ -327,7 +327,7 @@ test_expect_success UNSHARE 'nested: B is init and two sleepers' '
 
 test_expect_success UNSHARE 'nested: a reader in A lists B under A numbers' '
 	in_ns "$NS1_INIT" bash -c "
-		nums /proc && nums \$MNT/proc &&
+		nums /proc && nums \"\$MNT/proc\" &&
 		for f in /proc/[0-9]*/status; do
 			while read -r k a b; do
 				if [ \"\$k\" = NSpid: ] && [ \"\$b\" = 1 ]; then
@@ -354,7 +354,7 @@ test_expect_success UNSHARE 'nested: B sees nothing of A, A nothing of the host'
 		set -o pipefail &&
 		for n in \$(seq 4 40); do
 			[ -e /proc/\$n ] ||
-			\$BIN/helper-io errno stat \$MNT/proc/\$n || exit 1
+			\"\$BIN/helper-io\" errno stat \"\$MNT/proc/\$n\" || exit 1
 		done | sort | uniq -c" >out &&
 	cat out &&
 	test "$(wc -l <out)" = 1 && grep " ENOENT$" out &&
@@ -385,12 +385,12 @@ test_expect_success UNSHARE 'setup: B gone, A is as made again' '
 # command is a builtin, so that bash, the init there, execs no reader.
 test_expect_success UNSHARE 'a bind mount in a private mount namespace: its own view' '
 	unshare -m -p -f --mount-proc bash -c "
-		mount --bind \$MNT \$TRASH/bind &&
+		mount --bind \"\$MNT\" \"\$TRASH/bind\" &&
 		{ sleep 1000 & } &&
 		nums /proc &&
-		nums \$TRASH/bind/proc &&
+		nums \"\$TRASH/bind/proc\" &&
 		echo \$! &&
-		sh -c \"echo \\\$\\\$; exec readlink \$TRASH/bind/proc/self\" &&
+		sh -c \"echo \\\$\\\$; exec readlink \\\"\$TRASH/bind/proc/self\\\"\" &&
 		true" >out &&
 	cat out &&
 	s=$(sed -n 3p out) &&
@@ -510,9 +510,9 @@ test_expect_success UNSHARE 'pinned: the host reads the namespace, as it numbers
 
 test_expect_success UNSHARE 'pinned: the host reader is nowhere in it' '
 	test_path_is_dir "$PIN/proc/1" &&
-	test "$($BIN/helper-io errno readlink "$PIN/proc/self")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$PIN/proc/$HOSTONLY")" = ENOENT &&
-	test "$($BIN/helper-io errno stat "$PIN/proc/$NS1_INIT")" = ENOENT &&
+	test "$("$BIN/helper-io" errno readlink "$PIN/proc/self")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$PIN/proc/$HOSTONLY")" = ENOENT &&
+	test "$("$BIN/helper-io" errno stat "$PIN/proc/$NS1_INIT")" = ENOENT &&
 	! ls "$PIN/proc" | grep -x "$HOSTONLY"
 '
 

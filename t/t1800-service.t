@@ -53,6 +53,13 @@ daemon_exe_of() {
 	test "$found" = "$TIMINGFS"
 }
 
+# fstab_field TEXT: TEXT as a field of fstab(5), which ends at a space:
+# a space, tab or backslash in it written as octal escapes, as
+# /proc/mounts writes them.
+fstab_field() {
+	printf "%s" "$1" | sed -e 's/\\/\\134/g' -e 's/ /\\040/g' -e 's/\t/\\011/g'
+}
+
 # umount_mnt: $MNT unmounted, if a test left it mounted by mount(8).
 umount_mnt() {
 	if is_mounted "$MNT"; then
@@ -70,14 +77,15 @@ test_expect_success MOUNT_HELPER 'mount -t fuse.timingfs, and umount' '
 	is_mounted "$MNT" &&
 	daemon_exe_of "$MNT" &&
 	test "$(units_of)" = unix &&
-	grep -E "^timingfs $MNT fuse.timingfs .*allow_other" /proc/mounts &&
-	test "$($BIN/helper-io errno write "$MNT/info")" = EROFS &&
+	mounts_of "$MNT" | grep -E "^timingfs [^ ]+ fuse.timingfs .*allow_other" &&
+	test "$("$BIN/helper-io" errno write "$MNT/info")" = EROFS &&
 	umount "$MNT" &&
 	wait_unmounted
 '
 
 test_expect_success MOUNT_HELPER 'the fstab line: mount MOUNTPOINT' '
-	echo "timingfs $MNT fuse.timingfs allow_other,nofail,config=$TRASH/unix.conf 0 0" >fstab &&
+	echo "timingfs $(fstab_field "$MNT") fuse.timingfs allow_other,nofail,config=$(fstab_field "$TRASH/unix.conf") 0 0" >fstab &&
+	cat fstab &&
 	link_timingfs &&
 	mount -T "$TRASH/fstab" "$MNT" &&
 	test_when_finished umount_mnt &&
@@ -180,11 +188,19 @@ test_expect_success MANDOC 'the man page: mandoc -T lint finds nothing' '
 	grep -q "fuse.timingfs" page
 '
 
+# The Makefile, as most do, puts DESTDIR and PREFIX in its commands
+# unquoted, and the unit's ExecStart= would split a path at a space:
+# make install writes under a new directory of /tmp, whose path has
+# none, whatever the checkout's.
+#
 # install_into DIR: make install with DESTDIR=DIR, as a package would,
-# DIR removed when the test ends.
+# DIR removed when the test ends. DIR is a link to that directory of
+# /tmp, $DEST, the DESTDIR make is given.
 install_into() {
-	test_when_finished "rm -rf \"$1\"" &&
-	make -s -C "$SRC_ROOT" install DESTDIR="$1" PREFIX=/usr \
+	DEST=$(mktemp -d /tmp/timingfs-dest.XXXXXX) &&
+	test_when_finished "rm -rf \"$1\" \"$DEST\"" &&
+	ln -s "$DEST" "$1" &&
+	make -s -C "$SRC_ROOT" install DESTDIR="$DEST" PREFIX=/usr \
 		SYSCONFDIR=/etc >/dev/null
 }
 
@@ -209,7 +225,7 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 test_expect_success 'make install keeps a configuration that is there' '
 	install_into "$TRASH/dest" &&
 	echo "; mine" >>dest/etc/timingfs.conf &&
-	make -s -C "$SRC_ROOT" install DESTDIR="$TRASH/dest" PREFIX=/usr \
+	make -s -C "$SRC_ROOT" install DESTDIR="$DEST" PREFIX=/usr \
 		>/dev/null &&
 	tail -n 1 dest/etc/timingfs.conf | grep -x "; mine"
 '
@@ -217,7 +233,7 @@ test_expect_success 'make install keeps a configuration that is there' '
 test_expect_success 'make uninstall: everything but the configuration' '
 	install_into "$TRASH/dest" &&
 	test_path_is_file dest/usr/bin/timingfs &&
-	make -s -C "$SRC_ROOT" uninstall DESTDIR="$TRASH/dest" PREFIX=/usr \
+	make -s -C "$SRC_ROOT" uninstall DESTDIR="$DEST" PREFIX=/usr \
 		>/dev/null &&
 	(cd dest && find . -type f) >left &&
 	echo ./etc/timingfs.conf >expect &&
@@ -225,14 +241,17 @@ test_expect_success 'make uninstall: everything but the configuration' '
 '
 
 # verify_unit MAN: systemd-analyze verify --man=MAN on the unit of an
-# install under $TRASH/prefix, removed when the test ends.
+# install under a new directory of /tmp (see install_into), removed when
+# the test ends.
 verify_unit() {
-	test_when_finished 'rm -rf "$TRASH/prefix"' &&
-	make -s -C "$SRC_ROOT" install PREFIX="$TRASH/prefix" \
-		SYSCONFDIR="$TRASH/prefix/etc" >/dev/null &&
+	local prefix
+	prefix=$(mktemp -d /tmp/timingfs-prefix.XXXXXX) &&
+	test_when_finished "rm -rf \"$prefix\"" &&
+	make -s -C "$SRC_ROOT" install PREFIX="$prefix" \
+		SYSCONFDIR="$prefix/etc" >/dev/null &&
 	{
-		MANPATH=$TRASH/prefix/share/man systemd-analyze verify \
-			--man="$1" "$TRASH/prefix/lib/systemd/system/timingfs.service" \
+		MANPATH=$prefix/share/man systemd-analyze verify \
+			--man="$1" "$prefix/lib/systemd/system/timingfs.service" \
 			>verify 2>&1 ||
 			{ cat verify; return 1; }
 	} &&

@@ -559,7 +559,7 @@ wait_served() {
 }
 
 mounts_at() {
-	awk -v dir="$1" '$2 == dir' /proc/self/mounts | wc -l
+	mounts_of "$1" | wc -l
 }
 
 STALE=$TRASH/stale

@@ -61,6 +61,8 @@
 #   unmount_timingfs        unmount, reap it: $TFS_STATUS
 #   wait_mounted [DIR]      poll until DIR ($MNT) is mounted
 #   wait_unmounted [DIR]    poll until it is not
+#   mounts_of DIR           the lines of /proc/self/mounts whose mount
+#                           point is DIR (which they write escaped)
 #   kill_tree PID [SIGNAL]  signal PID and its descendants
 #   kill_at_exit PID        kill_tree PID KILL when the script ends,
 #                           however it ends
@@ -149,19 +151,24 @@ is_running() {
 	esac
 }
 
-# is_mounted DIR: whether DIR is a mount point. /proc/self/mounts
-# writes a space in a path as "\040" (tab, newline and backslash too):
-# they are decoded, backslash last, and DIR comes from the environment,
-# which awk -v would unescape.
-is_mounted() {
-	IS_MOUNTED_DIR=$1 awk '
+# mounts_of DIR: the lines of /proc/self/mounts whose mount point is
+# DIR, each as the kernel writes it. It writes a space in a path as
+# "\040" (tab, newline and backslash too): to compare, they are decoded,
+# backslash last, and DIR comes from the environment, which awk -v would
+# unescape.
+mounts_of() {
+	MOUNTS_OF_DIR=$1 awk '
 		{
 			m = $2
 			gsub(/\\040/, " ", m); gsub(/\\011/, "\t", m)
 			gsub(/\\012/, "\n", m); gsub(/\\134/, "\\", m)
-			if (m == ENVIRON["IS_MOUNTED_DIR"]) found = 1
-		}
-		END { exit !found }' /proc/self/mounts
+			if (m == ENVIRON["MOUNTS_OF_DIR"]) print
+		}' /proc/self/mounts
+}
+
+# is_mounted DIR: whether DIR is a mount point.
+is_mounted() {
+	[ -n "$(mounts_of "$1")" ]
 }
 
 # wait_mounted [DIR]: up to 10 s for DIR ($MNT) to be a mount point.
