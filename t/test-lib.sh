@@ -267,6 +267,15 @@ if [ -n "${TEST_OTHER_USERS:-}" ]; then
 	BIN=$TRASH/bin
 	SCRIPTS=$TRASH/scripts
 	export TRASH MNT BIN SCRIPTS
+	# A sanitized build reads its suppressions as the other user too.
+	case ${ASAN_OPTIONS:-} in
+	*suppressions=*)
+		cp "$TEST_DIRECTORY/asan.supp" "$TRASH/asan.supp" &&
+			ASAN_OPTIONS=$(printf '%s' "$ASAN_OPTIONS" |
+				sed "s|suppressions='[^']*'|suppressions='$TRASH/asan.supp'|") &&
+			export ASAN_OPTIONS || exit 1
+		;;
+	esac
 elif [ -e "$TRASH" ]; then
 	fusermount3 -u -z "$MNT" 2>/dev/null
 	is_mounted "$MNT" && {
