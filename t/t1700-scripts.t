@@ -201,13 +201,15 @@ test_expect_success 'setup: a process with a busy and a sleeping thread' '
 '
 
 # busy_enough CPU% KERN% CYC/S: a thread (or process) that used more
-# than half a processor, its kernel part no more than its whole, and
-# cycles per second that are its CPU% of tsc_hz, to 1%. The upper
-# bound allows for how exactly a shell can time the reads: ±5%.
+# than a tenth of a processor (it spins, and gets more than half of one
+# on an idle machine, a third under make check-stress), its kernel part
+# no more than its whole, and cycles per second that are its CPU% of
+# tsc_hz, to 1%. The upper bound allows for how exactly a shell can time
+# the reads: ±5%.
 busy_enough() {
 	awk -v cpu="$1" -v kern="$2" -v cyc="$3" -v hz="$HZ" 'BEGIN {
 		d = cyc - hz * cpu / 100; if (d < 0) d = -d
-		exit !(cpu > 50 && cpu <= 105 && kern >= 0 &&
+		exit !(cpu > 10 && cpu <= 105 && kern >= 0 &&
 		       kern <= cpu + 0.1 && d <= hz * 0.01)
 	}'
 }
@@ -277,7 +279,10 @@ for UNITS in windows unix; do
 		grep -x "units $UNITS" "$MNT/info" && test "$HZ" -gt 1000000
 	'
 
-	test_expect_success "$UNITS: timingtop -n 1: the busy thread, > 50%" '
+	# Other busy tasks of the machine (make check-stress) may come
+	# first: the busy thread is looked for among the busiest, and the
+	# rows must come busiest first.
+	test_expect_success "$UNITS: timingtop -n 1: one row, the busiest" '
 		"$TOP" -m "$MNT" -n 1 -d 0.5 >out 2>err &&
 		cat out err &&
 		test ! -s err &&
@@ -285,17 +290,28 @@ for UNITS in windows unix; do
 		head -n 1 out | grep -E "^ +PID +TID +COMM +CPU% +KERN% +CYC/S$" &&
 		set -- $(sed -n 2p out) &&
 		test "$#" = 6 &&
-		test "$1" = "$PID" && test "$2" = "$BUSY" &&
+		busy_enough "$4" "$5" "$6"
+	'
+
+	test_expect_success "$UNITS: timingtop -n 50: the busy thread among the busiest" '
+		"$TOP" -m "$MNT" -n 50 -d 0.5 >out 2>err &&
+		cat out err &&
+		test ! -s err &&
+		test "$(wc -l <out)" -le 51 &&
+		awk "NR > 2 && \$4 > last + 0.05 { exit 1 } { last = \$4 }" out &&
+		set -- $(awk -v p="$PID" -v t="$BUSY" "\$1 == p && \$2 == t" out) &&
+		test "$#" = 6 &&
 		test "$3" = helper-busy &&
 		busy_enough "$4" "$5" "$6"
 	'
 
-	test_expect_success "$UNITS: timingtop -P: the helper process on top" '
-		"$TOP" -m "$MNT" -P -n 3 -d 0.5 >out 2>err &&
+	test_expect_success "$UNITS: timingtop -P: the helper process among the busiest" '
+		"$TOP" -m "$MNT" -P -n 50 -d 0.5 >out 2>err &&
 		cat out err &&
 		test ! -s err &&
-		test "$(wc -l <out)" = 4 &&
-		set -- $(sed -n 2p out) &&
+		test "$(wc -l <out)" -le 51 &&
+		awk "NR > 2 && \$4 > last + 0.05 { exit 1 } { last = \$4 }" out &&
+		set -- $(awk -v p="$PID" "\$1 == p" out) &&
 		test "$1" = "$PID" && test "$2" = - && test "$3" = helper-busy &&
 		busy_enough "$4" "$5" "$6" &&
 		test "$(sed 1d out | cut -c1-16 | sort | uniq -d)" = "" &&
