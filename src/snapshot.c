@@ -21,7 +21,6 @@
 #include "snapshot.h"
 
 #define NO_SLOT UINT32_MAX
-#define SWEEP_PER_LOOKUP 4
 
 struct entry {
 	uint64_t id; /* 0: a free slot */
@@ -233,15 +232,14 @@ static void sweep(struct snapshots *s, long long now,
 	int i;
 
 	idle->count = 0;
-	for (i = 0; i < SWEEP_PER_LOOKUP && s->nslots; i++) {
+	for (i = 0; i < SNAPSHOT_SWEEP_MAX && s->nslots; i++) {
 		e = &s->slot[s->sweep++ % s->nslots];
 		if (!e->id)
 			continue;
 		if (!snapshot_ino(e->id)) {
 			if (!own_in_use(e, now))
 				entry_drop(s, e);
-		} else if (extra_idle(e, now) &&
-			   idle->count < SNAPSHOT_SWEEP_MAX) {
+		} else if (extra_idle(e, now)) {
 			e->forget_ms = now;
 			idle->node[idle->count++] = e->node;
 		}

@@ -106,7 +106,7 @@
  */
 #define SNAPSHOT_REFORGET_MS 10000
 
-/* How many idle extra inodes one lookup's sweep may report. */
+/* How many slots one lookup's sweep visits: as many idle extras at most. */
 #define SNAPSHOT_SWEEP_MAX 4
 
 /* The idle extra inodes a sweep found: their nodes, to be forgotten. */

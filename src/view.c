@@ -109,6 +109,14 @@ static long long now_s(void)
 	return (long long)ts.tv_sec;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 /* The nsfs inode of the PID namespace of the thread the daemon numbers
  * @pid, from "pid:[INODE]"; 0 when it cannot be read. */
 static ino_t ns_of(pid_t pid)
@@ -412,12 +420,9 @@ static void map_fill(const struct view *v, const char *dir)
  */
 static bool scan_due(struct view_map *m, pid_t nr)
 {
-	struct timespec ts;
-	long long now;
+	long long now = now_ms();
 	bool due;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	now = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 	pthread_mutex_lock(&m->lock);
 	due = m->missed != nr || now - m->scanned_ms >= VIEW_SCAN_MS;
 	if (due) {
@@ -792,14 +797,6 @@ int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
 	if (v->map && !v->nowhere && nr > 0)
 		return nspid_thread_to_daemon(v, pid, nr);
 	return translate(v, NS_GET_PID_FROM_PIDNS, nr);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* The namespace of task @pid, as a pass met it less than NS_SEEN_MS ago. */
