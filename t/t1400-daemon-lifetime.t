@@ -43,6 +43,13 @@ queued_reads() {
 		sleep 0.05
 	done
 	echo "$waiting of $1 readers waited for the daemon"
+	[ "$waiting" = "$1" ] || {
+		echo "where the readers waited instead:"
+		for pid in $pids; do
+			cat "/proc/$pid/wchan" 2>/dev/null || printf gone
+			echo
+		done | sort | uniq -c
+	}
 	kill -CONT "$TFS_PID" || return 1
 	for pid in $pids; do
 		wait "$pid" || return 1
