@@ -40,9 +40,11 @@ LDLIBS = $(PKG_LIBS) -lpthread
 
 # The engine, configuration and rendering: everything but the FUSE
 # layer and main, linked into the daemon and every unit test.
-LIB_SRCS = $(filter-out src/main.c src/fs.c,$(wildcard src/*.c))
+LIB_SRCS = $(filter-out src/main.c src/fs.c src/attach.c src/daemon.c \
+	src/timingfsctl.c,$(wildcard src/*.c))
 LIB_OBJS = $(LIB_SRCS:.c=.o)
-DAEMON_OBJS = $(LIB_OBJS) src/fs.o src/main.o
+DAEMON_OBJS = $(LIB_OBJS) src/fs.o src/attach.o src/daemon.o src/main.o
+CTL_OBJS = src/timingfsctl.o src/control.o
 
 UNIT_SRCS = $(wildcard t/unit-*.c)
 UNIT_BINS = $(patsubst t/%.c,t/bin/%,$(UNIT_SRCS))
@@ -58,7 +60,7 @@ REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 # The scripts for shell users and Prometheus, installed with the daemon.
 SCRIPTS = scripts/timingtop scripts/timingfs-exporter
 
-all: timingfs timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS)
+all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS)
 
 # The man page (mdoc, src/timingfs.8) with the version filled in.
 timingfs.8: src/timingfs.8 Makefile
@@ -66,6 +68,9 @@ timingfs.8: src/timingfs.8 Makefile
 
 timingfs: $(DAEMON_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_OBJS) $(LDFLAGS) $(LDLIBS)
+
+timingfsctl: $(CTL_OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CTL_OBJS) $(LDFLAGS)
 
 src/%.o: src/%.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -203,10 +208,10 @@ bench: deps
 	scripts/bench
 
 # The unit is written with the daemon's installed path in it.
-install: timingfs timingfs.8
+install: timingfs timingfsctl timingfs.8
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR)
-	install -m 0755 timingfs $(SCRIPTS) $(DESTDIR)$(BINDIR)/
+	install -m 0755 timingfs timingfsctl $(SCRIPTS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfs.8
 	sed 's|@BINDIR@|$(BINDIR)|g' conf/timingfs.service \
 		>$(DESTDIR)$(UNITDIR)/timingfs.service
@@ -217,7 +222,7 @@ install: timingfs timingfs.8
 # Everything install put there but the configuration, which may hold
 # the administrator's changes.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/timingfs \
+	rm -f $(DESTDIR)$(BINDIR)/timingfs $(DESTDIR)$(BINDIR)/timingfsctl \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(SCRIPTS))) \
 		$(DESTDIR)$(MANDIR)/man8/timingfs.8 \
 		$(DESTDIR)$(UNITDIR)/timingfs.service
@@ -227,7 +232,7 @@ format:
 		t/fuzz/*.h
 
 clean:
-	rm -f timingfs timingfs.8 src/*.o src/*.d
+	rm -f timingfs timingfsctl timingfs.8 src/*.o src/*.d
 	rm -rf t/bin t/trash.* t/fuzz/obj t/fuzz/bin
 
 -include $(wildcard src/*.d t/bin/*.d t/fuzz/obj/*.d t/fuzz/bin/*.d)

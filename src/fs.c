@@ -29,19 +29,28 @@
 /* How many names the dropper may have waiting; more wait for a sweep. */
 #define FS_DROP_QUEUE 256
 
+/*
+ * The thread that drops names from the kernel's caches, for every
+ * mount of the daemon: proc/, and the names of idle extra inodes
+ * (snapshot.h). Each mount queues its own; the lock guards every queue.
+ */
+struct fs_dropper {
+	pthread_t thread;
+	bool started, stopping;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, done;
+	struct fs *mounts; /* every registered mount, a ring by ->next */
+	struct fs *busy; /* the mount whose name is being dropped */
+};
+
 struct fs {
 	struct tree_env env;
 	struct fuse_session *se;
 	struct snapshots *snaps; /* the files' inodes the kernel holds */
-	/*
-	 * The thread that drops names from the kernel's cache: proc/, and
-	 * the names of idle extra inodes (snapshot.h), queued here.
-	 */
-	pthread_t dropper;
-	bool dropper_started;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool drop_pending, stopping;
+	struct fs_dropper *dropper;
+	struct fs *next, *prev; /* in the dropper's ring */
+	bool registered; /* in it: from fs_new to fs_destroy */
+	bool drop_pending; /* proc/ to drop */
 	struct node drop_queue[FS_DROP_QUEUE];
 	unsigned int drop_head, drop_count;
 };
@@ -79,72 +88,134 @@ static void drop_file_name(struct fs *fs, const struct node *n)
 /*
  * A notification must not come from a request's own path (the kernel
  * may hold the directory's lock meanwhile): a thread of its own sends
- * it. It is started when first needed, from a request: after the daemon
- * has forked into the background, and only on mounts that other views
- * read or whose readers left extra inodes behind.
+ * it, one for every mount. It is started when first needed, from a
+ * request: after the daemon has forked into the background, and only
+ * when a mount is read by other views or its readers left extra inodes
+ * behind. It takes one name at a time from each mount in turn.
  */
+static struct fs *dropper_next(struct fs_dropper *d)
+{
+	struct fs *fs = d->mounts;
+
+	if (!fs)
+		return NULL;
+	do {
+		fs = fs->next;
+		if (fs->drop_pending || fs->drop_count) {
+			d->mounts = fs;
+			return fs;
+		}
+	} while (fs != d->mounts);
+	return NULL;
+}
+
 static void *dropper_main(void *arg)
 {
-	struct fs *fs = arg;
+	struct fs_dropper *d = arg;
 	bool proc, file;
+	struct fs *fs;
 	struct node n;
 
-	pthread_mutex_lock(&fs->lock);
+	pthread_mutex_lock(&d->lock);
 	for (;;) {
-		while (!fs->drop_pending && !fs->drop_count && !fs->stopping)
-			pthread_cond_wait(&fs->wake, &fs->lock);
-		if (fs->stopping)
+		while (!d->stopping && !(fs = dropper_next(d)))
+			pthread_cond_wait(&d->wake, &d->lock);
+		if (d->stopping)
 			break;
 		proc = fs->drop_pending;
 		fs->drop_pending = false;
-		file = fs->drop_count > 0;
+		file = !proc;
 		if (file) {
 			n = fs->drop_queue[fs->drop_head];
 			fs->drop_head = (fs->drop_head + 1) % FS_DROP_QUEUE;
 			fs->drop_count--;
 		}
-		pthread_mutex_unlock(&fs->lock);
+		d->busy = fs;
+		pthread_mutex_unlock(&d->lock);
 		if (proc)
 			fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID,
 							 "proc", 4);
-		if (file)
+		else
 			drop_file_name(fs, &n);
-		pthread_mutex_lock(&fs->lock);
+		pthread_mutex_lock(&d->lock);
+		d->busy = NULL;
+		pthread_cond_broadcast(&d->done);
 	}
-	pthread_mutex_unlock(&fs->lock);
+	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
 
-/* Wake the dropper, started at its first use. Called locked. */
-static void dropper_wake(struct fs *fs)
+int fs_dropper_new(struct fs_dropper **out)
 {
-	if (!fs->dropper_started && !fs->stopping &&
-	    pthread_create(&fs->dropper, NULL, dropper_main, fs) == 0)
-		fs->dropper_started = true;
-	pthread_cond_signal(&fs->wake);
+	struct fs_dropper *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->wake, NULL);
+	pthread_cond_init(&d->done, NULL);
+	*out = d;
+	return 0;
+}
+
+void fs_dropper_free(struct fs_dropper *d)
+{
+	bool started;
+
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->stopping = true;
+	started = d->started;
+	d->started = false;
+	pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->lock);
+	if (started)
+		pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->done);
+	pthread_cond_destroy(&d->wake);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* Wake the dropper, started at its first use. Called locked. */
+static void dropper_wake(struct fs_dropper *d)
+{
+	if (!d->started && !d->stopping &&
+	    pthread_create(&d->thread, NULL, dropper_main, d) == 0)
+		d->started = true;
+	pthread_cond_signal(&d->wake);
 }
 
 static void drop_proc_entry(struct fs *fs)
 {
-	pthread_mutex_lock(&fs->lock);
-	fs->drop_pending = true;
-	dropper_wake(fs);
-	pthread_mutex_unlock(&fs->lock);
+	struct fs_dropper *d = fs->dropper;
+
+	pthread_mutex_lock(&d->lock);
+	if (fs->registered) {
+		fs->drop_pending = true;
+		dropper_wake(d);
+	}
+	pthread_mutex_unlock(&d->lock);
 }
 
 /* Queue the names of the idle extra inodes a sweep found. */
 static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
 {
+	struct fs_dropper *d = fs->dropper;
 	unsigned int i;
 
 	if (!idle->count)
 		return;
-	pthread_mutex_lock(&fs->lock);
-	for (i = 0; i < idle->count && fs->drop_count < FS_DROP_QUEUE; i++)
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; fs->registered && i < idle->count &&
+		    fs->drop_count < FS_DROP_QUEUE;
+	     i++)
 		fs->drop_queue[(fs->drop_head + fs->drop_count++) %
 			       FS_DROP_QUEUE] = idle->node[i];
-	dropper_wake(fs);
-	pthread_mutex_unlock(&fs->lock);
+	if (fs->registered)
+		dropper_wake(d);
+	pthread_mutex_unlock(&d->lock);
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -272,19 +343,27 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
 }
 
+/* The mount is going: nothing of it is dropped from now on. */
 static void fs_destroy(void *userdata)
 {
 	struct fs *fs = userdata;
-	bool started;
+	struct fs_dropper *d = fs->dropper;
 
-	pthread_mutex_lock(&fs->lock);
-	fs->stopping = true;
-	started = fs->dropper_started;
-	fs->dropper_started = false;
-	pthread_cond_signal(&fs->wake);
-	pthread_mutex_unlock(&fs->lock);
-	if (started)
-		pthread_join(fs->dropper, NULL);
+	pthread_mutex_lock(&d->lock);
+	if (fs->registered) {
+		fs->registered = false;
+		if (fs->next == fs) {
+			d->mounts = NULL;
+		} else {
+			fs->prev->next = fs->next;
+			fs->next->prev = fs->prev;
+			if (d->mounts == fs)
+				d->mounts = fs->prev;
+		}
+	}
+	while (d->busy == fs)
+		pthread_cond_wait(&d->done, &d->lock);
+	pthread_mutex_unlock(&d->lock);
 }
 
 /*
@@ -933,7 +1012,8 @@ const struct fuse_lowlevel_ops *fs_operations(void)
 }
 
 int fs_new(struct engine *engine, struct views *views,
-	   const struct access_policy *access, struct fs **out)
+	   const struct access_policy *access, struct fs_dropper *dropper,
+	   struct fs **out)
 {
 	struct fs *fs = calloc(1, sizeof(*fs));
 
@@ -948,8 +1028,19 @@ int fs_new(struct engine *engine, struct views *views,
 	fs->env.access = *access;
 	fs->env.uid = getuid();
 	fs->env.gid = getgid();
-	pthread_mutex_init(&fs->lock, NULL);
-	pthread_cond_init(&fs->wake, NULL);
+	fs->dropper = dropper;
+	pthread_mutex_lock(&dropper->lock);
+	if (dropper->mounts) {
+		fs->next = dropper->mounts->next;
+		fs->prev = dropper->mounts;
+		fs->next->prev = fs;
+		fs->prev->next = fs;
+	} else {
+		fs->next = fs->prev = fs;
+		dropper->mounts = fs;
+	}
+	fs->registered = true;
+	pthread_mutex_unlock(&dropper->lock);
 	*out = fs;
 	return 0;
 }
@@ -971,7 +1062,5 @@ void fs_free(struct fs *fs)
 		return;
 	fs_destroy(fs);
 	snapshots_free(fs->snaps);
-	pthread_cond_destroy(&fs->wake);
-	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }

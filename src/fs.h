@@ -53,15 +53,26 @@
 #define FS_PROC_TIMEOUT_S 1e-9
 
 struct fs;
+struct fs_dropper;
+
+/*
+ * fs_dropper_new - the thread, shared by every mount of the daemon,
+ * that tells the kernel to forget names (started at its first use,
+ * from a request). fs_dropper_free() stops it, after every mount's
+ * fs_free(). 0 or -ENOMEM.
+ */
+int fs_dropper_new(struct fs_dropper **out);
+void fs_dropper_free(struct fs_dropper *d);
 
 /*
  * fs_new - the state of a mount serving @engine with @views and the
- * access rules @access; both must outlive it. Pass it as
- * fuse_session_new()'s userdata, and fs_set_session() the session
- * before serving. 0 or -ENOMEM.
+ * access rules @access, its names dropped by @dropper; all must outlive
+ * it. Pass it as fuse_session_new()'s userdata, and fs_set_session()
+ * the session before serving. 0 or -ENOMEM.
  */
 int fs_new(struct engine *engine, struct views *views,
-	   const struct access_policy *access, struct fs **out);
+	   const struct access_policy *access, struct fs_dropper *dropper,
+	   struct fs **out);
 
 /* fs_set_session - the session that serves @fs, for notifications. */
 void fs_set_session(struct fs *fs, struct fuse_session *se);

@@ -39,15 +39,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "engine.h"
-#include "exited.h"
 #include "fs.h"
-#include "listener.h"
+#include "log.h"
 #include "mountinfo.h"
 #include "view.h"
-
-#define EXIT_SERVE 1
-#define EXIT_USAGE 2
 
 struct options {
 	char *config; /* libfuse strdup()s it */
@@ -83,32 +80,10 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_END,
 };
 
-static bool use_syslog;
-
-static void log_msg(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void log_msg(int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (use_syslog) {
-		vsyslog(level, fmt, ap);
-	} else {
-		fputs("timingfs: ", stderr);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
-	va_end(ap);
-}
-
 /* libfuse's own messages go where ours go. */
 static void fuse_log_to(enum fuse_log_level level, const char *fmt, va_list ap)
 {
-	if (use_syslog)
-		vsyslog((int)level, fmt, ap);
-	else
-		vfprintf(stderr, fmt, ap);
+	log_fuse((int)level, fmt, ap);
 }
 
 static int option_key(void *data, const char *arg, int key,
@@ -421,220 +396,6 @@ static int add_mount_defaults(struct fuse_args *args, const struct options *o)
 }
 
 /*
- * Run the request loop: several workers, at most cmd->max_threads (10
- * unless -o max_threads=N), idle ones kept (libfuse's default since
- * 3.12: destroying and re-creating threads costs more than it saves).
- */
-static int run_loop(struct fuse_session *se,
-		    const struct fuse_cmdline_opts *cmd)
-{
-	struct fuse_loop_config *loop;
-	int ret;
-
-	if (cmd->singlethread)
-		return fuse_session_loop(se);
-	loop = fuse_loop_cfg_create();
-	if (!loop)
-		return -ENOMEM;
-	fuse_loop_cfg_set_clone_fd(loop, (unsigned int)cmd->clone_fd);
-	fuse_loop_cfg_set_max_threads(loop, cmd->max_threads);
-	/* libfuse's "no limit" is (unsigned)-1, which its setter refuses. */
-	if (cmd->max_idle_threads != (unsigned int)-1)
-		fuse_loop_cfg_set_idle_threads(loop, cmd->max_idle_threads);
-	ret = fuse_session_loop_mt(se, loop);
-	fuse_loop_cfg_destroy(loop);
-	return ret;
-}
-
-/* What serve() starts once the daemon has forked, and stops. */
-struct daemon {
-	struct config *cfg; /* in use: SIGHUP's thread alone changes it */
-	const char *config_path; /* the file read at mount, or NULL */
-	struct engine *engine;
-	struct views *views;
-	struct fs *fs;
-	struct exited *exited;
-	struct listener *listener;
-	pthread_t reloader;
-	bool reloader_started;
-	bool stopping;
-};
-
-/* A key that a re-read cannot change, and that changed. */
-static void fixed_key(const struct daemon *d, bool changed, const char *key)
-{
-	if (changed)
-		log_msg(LOG_WARNING,
-			"%s: %s changed: it takes effect at the next mount",
-			d->config_path, key);
-}
-
-/*
- * SIGHUP: read the configuration file again. A valid one takes effect
- * for every file opened from now on, for the keys a running daemon can
- * change ([format] units, and [exited] keep while tasks are kept); a
- * change to any other is logged, to wait for the next mount. A bad file
- * is logged with its file, line and key, and the one in use stays.
- */
-static void reload(struct daemon *d)
-{
-	const struct config *old = d->cfg;
-	struct config cfg;
-	char err[512];
-
-	if (!d->config_path) {
-		log_msg(LOG_NOTICE,
-			"SIGHUP: no configuration file was read at mount; "
-			"nothing to re-read");
-		return;
-	}
-	if (config_load(&cfg, d->config_path, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERR, "%s (SIGHUP: the configuration in use stays)",
-			err);
-		return;
-	}
-	fixed_key(d, cfg.group_max_size != old->group_max_size,
-		  "[groups] max_size");
-	fixed_key(d, cfg.tsc_hz != old->tsc_hz, "[clock] tsc_hz");
-	fixed_key(d, strcmp(cfg.proc_root, old->proc_root) != 0,
-		  "[sources] proc");
-	fixed_key(d, strcmp(cfg.sys_root, old->sys_root) != 0, "[sources] sys");
-	fixed_key(d, cfg.hidepid != old->hidepid, "[access] hidepid");
-	fixed_key(d,
-		  cfg.access_gid != old->access_gid ||
-			  cfg.access_gid_set != old->access_gid_set,
-		  "[access] gid");
-	fixed_key(d, cfg.exited_max_tasks != old->exited_max_tasks,
-		  "[exited] max_tasks");
-	fixed_key(d, !cfg.exited_keep_s != !old->exited_keep_s,
-		  "[exited] keep (on or off)");
-	engine_set_units(d->engine, cfg.units);
-	d->cfg->units = cfg.units;
-	if (d->exited && cfg.exited_keep_s) {
-		exited_set_keep(d->exited, cfg.exited_keep_s);
-		d->cfg->exited_keep_s = cfg.exited_keep_s;
-	}
-	log_msg(LOG_NOTICE, "%s re-read: units %s%s", d->config_path,
-		config_units_name(cfg.units),
-		d->exited ? ", exited tasks kept as it says" : "");
-}
-
-/* The thread that takes SIGHUP, blocked in every other thread. */
-static void *reloader(void *arg)
-{
-	struct daemon *d = arg;
-	sigset_t hup;
-	int sig;
-
-	sigemptyset(&hup);
-	sigaddset(&hup, SIGHUP);
-	for (;;) {
-		if (sigwait(&hup, &sig) != 0)
-			continue;
-		if (__atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE))
-			return NULL;
-		reload(d);
-	}
-}
-
-static void start_reloader(struct daemon *d)
-{
-	sigset_t hup;
-
-	sigemptyset(&hup);
-	sigaddset(&hup, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &hup, NULL); /* threads made from now on */
-	if (pthread_create(&d->reloader, NULL, reloader, d) == 0)
-		d->reloader_started = true;
-	else
-		log_msg(LOG_WARNING, "SIGHUP will not re-read the "
-				     "configuration: no thread for it");
-}
-
-static void stop_reloader(struct daemon *d)
-{
-	if (!d->reloader_started)
-		return;
-	__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
-	pthread_kill(d->reloader, SIGHUP);
-	pthread_join(d->reloader, NULL);
-	d->reloader_started = false;
-}
-
-/*
- * Keep exited tasks, where the configuration asks for them, the engine
- * reads this machine's /proc, and the kernel lets the daemon listen;
- * otherwise say why not, and serve without (exit_source none).
- */
-static void start_exited(struct daemon *d)
-{
-	char err[512];
-	int ret;
-
-	if (!d->cfg->exited_keep_s || !engine_is_live(d->engine))
-		return;
-	ret = exited_new(d->cfg->exited_keep_s, d->cfg->exited_max_tasks,
-			 &d->exited);
-	if (ret == 0)
-		ret = listener_start(d->engine, d->exited,
-				     views_own_ns(d->views), log_msg,
-				     &d->listener, err, sizeof(err));
-	else
-		snprintf(err, sizeof(err), "%s", strerror(-ret));
-	if (ret < 0) {
-		log_msg(LOG_WARNING, "exited tasks are not kept: %s", err);
-		exited_free(d->exited);
-		d->exited = NULL;
-		return;
-	}
-	fs_set_exited(d->fs, d->exited, d->listener);
-}
-
-/* Mount, serve until unmounted or signalled; returns the exit status. */
-static int serve(struct fuse_session *se, const char *mountpoint,
-		 const struct fuse_cmdline_opts *cmd, struct daemon *d)
-{
-	int ret;
-
-	if (fuse_session_mount(se, mountpoint) != 0)
-		return EXIT_SERVE; /* libfuse said why */
-	if (fuse_daemonize(cmd->foreground) != 0) {
-		ret = EXIT_SERVE;
-		goto out_unmount;
-	}
-	if (!cmd->foreground) {
-		openlog("timingfs", LOG_PID, LOG_DAEMON);
-		use_syslog = true;
-	}
-	if (fuse_set_signal_handlers(se) != 0) {
-		ret = EXIT_SERVE;
-		goto out_unmount;
-	}
-	/*
-	 * Threads only now: one made before the fork would be lost.
-	 * SIGHUP re-reads the configuration rather than end the loop.
-	 */
-	start_reloader(d);
-	start_exited(d);
-	ret = run_loop(se, cmd);
-	stop_reloader(d);
-	fuse_remove_signal_handlers(se);
-	/* The loop returns the signal that ended it: a clean stop. */
-	if (ret == SIGTERM || ret == SIGINT)
-		ret = 0;
-	if (ret != 0) {
-		log_msg(LOG_ERR, "serving %s failed: %s", mountpoint,
-			strerror(ret < 0 ? -ret : ret));
-		ret = EXIT_SERVE;
-	}
-out_unmount:
-	fuse_session_unmount(se);
-	listener_stop(d->listener);
-	d->listener = NULL;
-	return ret;
-}
-
-/*
  * Every worker makes and frees snapshots, and a table is as large as
  * the threads it lists (hundreds of KiB to MiB). glibc would give each
  * worker an arena of its own, and raise its mmap threshold to the
@@ -659,7 +420,8 @@ int main(int argc, char *argv[])
 	struct views *views = NULL;
 	struct access_policy access;
 	struct fuse_session *se;
-	struct daemon d = { 0 };
+	struct daemon_parts d = { 0 };
+	struct fs_dropper *dropper = NULL;
 	const char *config_path = NULL;
 	char *config_abs = NULL;
 	struct fs *fs = NULL;
@@ -728,7 +490,8 @@ int main(int argc, char *argv[])
 		status = EXIT_SERVE;
 		goto out;
 	}
-	if (fs_new(engine, views, &access, &fs) < 0) {
+	if (fs_dropper_new(&dropper) < 0 ||
+	    fs_new(engine, views, &access, dropper, &fs) < 0) {
 		log_msg(LOG_ERR, "out of memory");
 		status = EXIT_SERVE;
 		goto out;
@@ -743,11 +506,17 @@ int main(int argc, char *argv[])
 	d.engine = engine;
 	d.views = views;
 	d.fs = fs;
-	status = serve(se, mountpoint, &cmd, &d);
+	d.dropper = dropper;
+	d.se = se;
+	d.mountpoint = mountpoint;
+	d.foreground = cmd.foreground;
+	/* libfuse's -s and -o max_threads= (10 unless given). */
+	d.max_workers = cmd.singlethread ? 1 : cmd.max_threads;
+	status = daemon_run(&d);
 	fuse_session_destroy(se);
 out:
 	fs_free(fs);
-	exited_free(d.exited);
+	fs_dropper_free(dropper);
 	engine_free(engine);
 	views_free(views);
 	free(mountpoint);

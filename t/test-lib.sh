@@ -95,6 +95,11 @@ SRC_ROOT=$(cd "$TEST_DIRECTORY/.." && pwd)
 FIXTURES=$TEST_DIRECTORY/fixtures
 BIN=$TEST_DIRECTORY/bin
 TIMINGFS=$SRC_ROOT/timingfs
+TIMINGFSCTL=$SRC_ROOT/timingfsctl
+# Each script's daemons answer timingfsctl on a socket of its own, never
+# on the machine's (/run/timingfs.sock); a short path, as a socket's
+# must be (108 bytes).
+TIMINGFS_CONTROL=/tmp/timingfs-t.$$.sock
 TRASH=$TEST_DIRECTORY/trash.$TEST_NAME
 MNT=$TRASH/mnt
 TEST_TIMEOUT=${TEST_TIMEOUT:-60}
@@ -104,7 +109,8 @@ TEST_DEBUG=${TEST_DEBUG:-}
 TEST_CHAIN_LINT=${TEST_CHAIN_LINT:-1}
 TFS_PID=
 TFS_STATUS=
-export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TRASH MNT
+export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TIMINGFSCTL TRASH MNT
+export TIMINGFS_CONTROL
 
 if [ -z "${test_description:-}" ]; then
 	echo "Bail out! $0 sets no test_description"
@@ -237,6 +243,7 @@ wait_pids() {
 cleanup() {
 	kill_cleanup_pids
 	unmount_timingfs >/dev/null 2>&1
+	rm -f "$TIMINGFS_CONTROL"
 	cd "$TEST_DIRECTORY" || return
 	# Never recurse into a mount that could not be undone.
 	is_mounted "$MNT" && return

@@ -1,0 +1,66 @@
+/*
+ * serve: the workers that serve every FUSE session of the daemon.
+ *
+ * One pool of threads serves any number of sessions (the daemon's own
+ * mount and every attached one): a worker waits on all of their
+ * /dev/fuse descriptors at once, takes one request from whichever has
+ * one, and answers it. The pool grows by a worker when a request
+ * arrives and none is left waiting, up to its bound, and keeps the idle
+ * ones (as libfuse's own loop does); the number of sessions never adds
+ * a thread.
+ *
+ * A session that ends (its mount was unmounted: the device says ENODEV,
+ * or it failed) is taken out of the pool by the worker that saw it, and
+ * reported to whoever watches serve_ended_fd(). Only the thread that
+ * added and removes sessions calls serve_add(), serve_remove() and
+ * serve_take_ended().
+ */
+#ifndef TIMINGFS_SERVE_H
+#define TIMINGFS_SERVE_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+struct serve;
+
+/*
+ * serve_new - a pool of at most @max_workers workers (1: a single
+ * thread serves every request). No thread runs before serve_start().
+ * 0 or -errno.
+ */
+int serve_new(unsigned int max_workers, struct serve **out);
+
+/*
+ * serve_start - start the first worker: after the daemon has forked.
+ * 0 or -errno.
+ */
+int serve_start(struct serve *sv);
+
+/*
+ * serve_add - serve @se from now on (its descriptor is made
+ * non-blocking); @owner is what serve_take_ended() gives back when it
+ * ends. 0 or -errno.
+ */
+int serve_add(struct serve *sv, struct fuse_session *se, void *owner);
+
+/*
+ * serve_remove - stop serving @se: when it returns, no worker holds a
+ * request of it, and the session may be destroyed. One that ended is
+ * already out; removing it is allowed.
+ */
+void serve_remove(struct serve *sv, struct fuse_session *se);
+
+/* serve_ended_fd - readable while ended sessions wait to be taken. */
+int serve_ended_fd(const struct serve *sv);
+
+/*
+ * serve_take_ended - the owner of a session that ended, and in *@error
+ * 0 for an unmount or the -errno it failed with; NULL when no other is
+ * left to take.
+ */
+void *serve_take_ended(struct serve *sv, int *error);
+
+/* serve_free - stop every worker and wait for them; NULL allowed. */
+void serve_free(struct serve *sv);
+
+#endif
