@@ -100,7 +100,8 @@ static int in_namespace(int mntfd, const char *target, const char *opts)
 		if (setns(mntfd, CLONE_NEWNS) < 0)
 			_exit(errno);
 		if (!opts)
-			_exit(umount2(target, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 ?
+			_exit(umount2(target, MNT_DETACH | UMOUNT_NOFOLLOW) <
+					      0 ?
 				      errno :
 				      0);
 		if (stat(target, &st) < 0)
@@ -278,8 +279,8 @@ static int mount_new(struct attach_set *as, struct attached *m,
 	ret = mount_access(as, m, opts, &access, err, errlen);
 	if (ret < 0)
 		return ret;
-	if (fs_new(as->env.engine, m->views, &access, as->env.dropper,
-		   &m->fs) < 0)
+	if (fs_new(as->env.engine, m->views, &access, as->env.dropper, &m->fs) <
+	    0)
 		goto nomem;
 	if (as->env.exited)
 		fs_set_exited(m->fs, as->env.exited, as->env.listener);

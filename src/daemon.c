@@ -109,8 +109,7 @@ static void start_exited(struct daemon *d)
 
 	if (!cfg->exited_keep_s || !engine_is_live(d->p->engine))
 		return;
-	ret = exited_new(cfg->exited_keep_s, cfg->exited_max_tasks,
-			 &d->exited);
+	ret = exited_new(cfg->exited_keep_s, cfg->exited_max_tasks, &d->exited);
 	if (ret == 0)
 		ret = listener_start(d->p->engine, d->exited,
 				     views_own_ns(d->p->views), log_msg,
@@ -340,12 +339,12 @@ static int run(struct daemon *d)
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ret == 0 && d->epfd < 0)
 		ret = -errno;
-	if (ret == 0 && (watch(d, d->sigfd, EV_SIGNAL) < 0 ||
-			 watch(d, serve_ended_fd(d->serve), EV_ENDED) < 0 ||
-			 (d->control_fd >= 0 &&
-			  watch(d, d->control_fd, EV_CONTROL) < 0) ||
-			 (attach_fd(d->attached) >= 0 &&
-			  watch(d, attach_fd(d->attached), EV_ATTACHED) < 0)))
+	if (ret == 0 &&
+	    (watch(d, d->sigfd, EV_SIGNAL) < 0 ||
+	     watch(d, serve_ended_fd(d->serve), EV_ENDED) < 0 ||
+	     (d->control_fd >= 0 && watch(d, d->control_fd, EV_CONTROL) < 0) ||
+	     (attach_fd(d->attached) >= 0 &&
+	      watch(d, attach_fd(d->attached), EV_ATTACHED) < 0)))
 		ret = -errno;
 	if (ret == 0)
 		ret = serve_start(d->serve);

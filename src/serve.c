@@ -254,7 +254,8 @@ int serve_add(struct serve *sv, struct fuse_session *se, void *owner)
 		if (!sv->slot[i].se && !sv->slot[i].busy)
 			s = &sv->slot[i];
 	if (!s) {
-		grown = realloc(sv->slot, (sv->nslots * 2 + 4) * sizeof(*grown));
+		grown = realloc(sv->slot,
+				(sv->nslots * 2 + 4) * sizeof(*grown));
 		if (!grown) {
 			pthread_mutex_unlock(&sv->lock);
 			return -ENOMEM;

@@ -218,8 +218,10 @@ int main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (!strcmp(cmd, "mounts") ? argc != 0 :
-	    (strcmp(cmd, "attach") && strcmp(cmd, "detach")) || argc != 2) {
+	if (!strcmp(cmd, "mounts") ?
+		    argc != 0 :
+		    (strcmp(cmd, "attach") && strcmp(cmd, "detach")) ||
+			    argc != 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
