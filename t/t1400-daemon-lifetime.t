@@ -173,7 +173,7 @@ test_expect_success '-d: debug output on stderr, in the foreground' '
 	test "$(grep -c "opcode: FLUSH" "$TRASH/TFS.err")" -le 1
 '
 
-test_expect_success '-s: one thread serves everything (and one takes SIGHUP)' '
+test_expect_success '-s: one worker serves everything (and the main thread the signals)' '
 	test_when_finished unmount_timingfs &&
 	start_timingfs -s -c "$CONF" &&
 	queued_reads 8 &&
@@ -181,11 +181,11 @@ test_expect_success '-s: one thread serves everything (and one takes SIGHUP)' '
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
-	test "$threads" = 2 # and the one that takes SIGHUP
+	test "$threads" = 2 # the worker and the main thread
 '
 
-# Besides the workers, the daemon has its main thread, the one that
-# waits for SIGHUP, and the dropper, which has the kernel drop names
+# Besides the workers, the daemon has its main thread, which takes the
+# signals and the control socket (daemon.c), and the dropper, which has the kernel drop names
 # from its cache (fs.c): started by the first reader that needs it, as
 # many readers of one file at once do (each gets an inode of its own).
 test_expect_success 'multi-threaded: at most max_threads workers' '
@@ -196,7 +196,7 @@ test_expect_success 'multi-threaded: at most max_threads workers' '
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
-	test "$threads" -le 6 # main, SIGHUP, the dropper, 3 workers
+	test "$threads" -le 5 # main, the dropper, 3 workers
 '
 
 test_expect_success 'multi-threaded by default, 10 workers at most' '
@@ -207,7 +207,7 @@ test_expect_success 'multi-threaded by default, 10 workers at most' '
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
-	test "$threads" -ge 3 && test "$threads" -le 13
+	test "$threads" -ge 3 && test "$threads" -le 12 # main, dropper, 10
 '
 
 test_done

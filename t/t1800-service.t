@@ -212,6 +212,7 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 	./etc/timingfs.conf
 	./usr/bin/timingfs
 	./usr/bin/timingfs-exporter
+	./usr/bin/timingfsctl
 	./usr/bin/timingtop
 	./usr/lib/systemd/system/timingfs.service
 	./usr/share/man/man8/timingfs.8

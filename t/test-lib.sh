@@ -96,9 +96,9 @@ FIXTURES=$TEST_DIRECTORY/fixtures
 BIN=$TEST_DIRECTORY/bin
 TIMINGFS=$SRC_ROOT/timingfs
 TIMINGFSCTL=$SRC_ROOT/timingfsctl
-# Each script's daemons answer timingfsctl on a socket of its own, never
-# on the machine's (/run/timingfs.sock); a short path, as a socket's
-# must be (108 bytes).
+# Each script's daemons answer timingfsctl on sockets of their own
+# (start_timingfs_on), never on the machine's (/run/timingfs.sock); a
+# short path, as a socket's must be (108 bytes).
 TIMINGFS_CONTROL=/tmp/timingfs-t.$$.sock
 TRASH=$TEST_DIRECTORY/trash.$TEST_NAME
 MNT=$TRASH/mnt
@@ -243,7 +243,7 @@ wait_pids() {
 cleanup() {
 	kill_cleanup_pids
 	unmount_timingfs >/dev/null 2>&1
-	rm -f "$TIMINGFS_CONTROL"
+	rm -f "$TIMINGFS_CONTROL" "${TIMINGFS_CONTROL%.sock}".*.sock
 	cd "$TEST_DIRECTORY" || return
 	# Never recurse into a mount that could not be undone.
 	is_mounted "$MNT" && return
@@ -652,13 +652,18 @@ start_timingfs() {
 # helper-noioctl, which execs it: $! is the daemon all the same.
 start_timingfs_on() {
 	local name=$1 dir=$2 i pid
+	local control=$TIMINGFS_CONTROL
 	shift 2
+	# The daemon of start_timingfs answers on $TIMINGFS_CONTROL, each
+	# other one on a socket of its own: no daemon finds another there.
+	[ "$name" = TFS ] || control=${TIMINGFS_CONTROL%.sock}.$name.sock
 	: >"$TRASH/$name.err"
 	if [ -n "${TEST_DAEMON_NOIOCTL:-}" ]; then
-		"$BIN/helper-noioctl" "$TIMINGFS" -f "$@" "$dir" \
-			2>>"$TRASH/$name.err" &
+		TIMINGFS_CONTROL=$control "$BIN/helper-noioctl" "$TIMINGFS" \
+			-f "$@" "$dir" 2>>"$TRASH/$name.err" &
 	else
-		"$TIMINGFS" -f "$@" "$dir" 2>>"$TRASH/$name.err" &
+		TIMINGFS_CONTROL=$control "$TIMINGFS" -f "$@" "$dir" \
+			2>>"$TRASH/$name.err" &
 	fi
 	pid=$!
 	printf -v "${name}_PID" %s "$pid"
