@@ -286,6 +286,7 @@ static int mount_new(struct attach_set *as, struct attached *m,
 		fs_set_exited(m->fs, as->env.exited, as->env.listener);
 	m->se = fuse_session_new(&args, fs_operations(),
 				 sizeof(struct fuse_lowlevel_ops), m->fs);
+	fuse_opt_free_args(&args); /* what its parser made of them */
 	if (!m->se)
 		goto nomem;
 	fs_set_session(m->fs, m->se);
