@@ -127,8 +127,8 @@ static void start_exited(struct daemon *d)
 
 /*
  * The control socket, for root's daemon alone: the first daemon to
- * start answers timingfsctl; another one started meanwhile serves its
- * own mount without.
+ * start answers timingfsctl; another one started meanwhile (a pinned
+ * mount beside the service, say) serves its own mount without, quietly.
  */
 static void open_control(struct daemon *d)
 {
@@ -139,12 +139,8 @@ static void open_control(struct daemon *d)
 		return;
 	d->control_path = control_path();
 	ret = control_listen(d->control_path, &d->control_fd);
-	if (ret == -EADDRINUSE)
-		log_msg(LOG_NOTICE,
-			"another timingfs daemon answers on %s: timingfsctl "
-			"attaches to it, not to this one",
-			d->control_path);
-	else if (ret < 0)
+	/* -EADDRINUSE: the daemon that answers there is the one asked. */
+	if (ret < 0 && ret != -EADDRINUSE)
 		log_msg(LOG_WARNING,
 			"no control socket at %s (%s): timingfsctl cannot "
 			"attach mounts to this daemon",
