@@ -57,8 +57,9 @@ REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 .PHONY: all check check-sanitize check-stress run bench deps install uninstall clean format \
 	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean
 
-# The scripts for shell users and Prometheus, installed with the daemon.
-SCRIPTS = scripts/timingtop scripts/timingfs-exporter
+# The scripts for shell users, Prometheus and OCI runtimes, installed
+# with the daemon.
+SCRIPTS = scripts/timingtop scripts/timingfs-exporter scripts/timingfs-oci-hook
 
 all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS)
 

@@ -212,6 +212,7 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 	./etc/timingfs.conf
 	./usr/bin/timingfs
 	./usr/bin/timingfs-exporter
+	./usr/bin/timingfs-oci-hook
 	./usr/bin/timingfsctl
 	./usr/bin/timingtop
 	./usr/lib/systemd/system/timingfs.service
