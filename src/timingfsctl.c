@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,16 @@ static void usage(FILE *to)
 		prog, prog, prog, control_path(), CONTROL_ENV);
 }
 
-static int fail(const char *fmt, const char *a, const char *b)
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
 {
+	va_list ap;
+
+	va_start(ap, fmt);
 	fprintf(stderr, "%s: ", prog);
-	fprintf(stderr, fmt, a, b);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	return EXIT_FAIL;
 }
 
@@ -116,8 +122,8 @@ static int ask(const char *const *field, unsigned int nfields, const int *fd,
 	sock = control_connect(path);
 	if (sock == -ENOENT || sock == -ECONNREFUSED)
 		return fail("no timingfs daemon is running (nothing answers "
-			    "on %s%s)",
-			    path, "");
+			    "on %s)",
+			    path);
 	if (sock < 0)
 		return fail("%s: %s", path, strerror(-sock));
 	ret = control_send(sock, field, nfields, fd, nfds);
@@ -126,8 +132,8 @@ static int ask(const char *const *field, unsigned int nfields, const int *fd,
 	close(sock);
 	if (ret == -EPIPE || (ret == 0 && m.nfields < 2))
 		return fail("the daemon at %s closed the connection without "
-			    "an answer%s",
-			    path, "");
+			    "an answer",
+			    path);
 	if (ret < 0)
 		return fail("%s: %s", path, strerror(-ret));
 	control_close_fds(&m);
@@ -153,8 +159,8 @@ static int namespaces(const char *cmd, const char *opts, const char *nsfile,
 		return fail("%s: %s", nsfile, strerror(errno));
 	if (!is_ns(fd[0], nsfile, CLONE_NEWPID, "pid")) {
 		close(fd[0]);
-		return fail("%s: not a PID namespace (want /proc/PID/ns/pid)%s",
-			    nsfile, "");
+		return fail("%s: not a PID namespace (want /proc/PID/ns/pid)",
+			    nsfile);
 	}
 	field[n++] = cmd;
 	if (opts) {
@@ -162,8 +168,8 @@ static int namespaces(const char *cmd, const char *opts, const char *nsfile,
 		if (fd[1] < 0) {
 			close(fd[0]);
 			return fail("%s: no process of that namespace is left "
-				    "to give its mount namespace%s",
-				    nsfile, "");
+				    "to give its mount namespace",
+				    nsfile);
 		}
 		field[n++] = opts;
 	}
@@ -234,8 +240,8 @@ int main(int argc, char *argv[])
 	}
 	if (geteuid() != 0)
 		return fail("only root may attach and detach mounts (the "
-			    "control socket %s is root's)%s",
-			    control_path(), "");
+			    "control socket %s is root's)",
+			    control_path());
 	if (!strcmp(cmd, "mounts")) {
 		const char *field[] = { "mounts" };
 
