@@ -2,7 +2,7 @@
  * bench-read: the cost of open+read+close of several files, measured
  * interleaved in one run, for `make bench`.
  *
- * usage: bench-read ROUNDS BATCH NAME=[sendfile:|list:]PATH...
+ * usage: bench-read [-s N FILE] ROUNDS BATCH NAME=[sendfile:|list:]PATH...
  *                   [-- NAME/NAME...]
  *
  * After one round of warm-up, each of ROUNDS rounds times BATCH
@@ -23,14 +23,28 @@
  * the median of the rounds' ratios A/B: each round's pair was measured
  * side by side, so a machine busy for a while slows both alike. A file
  * that cannot be opened or reads empty is an error: exit 1.
+ *
+ * With -s, N readers started alike (the same ROUNDS and files, in the
+ * same order) keep in step: each waits for all N at FILE, a file they
+ * all map (made if missing), before every timed batch, so that each
+ * times a file while the others read the same kind of file, and the
+ * busy machine it meets is made of the same requests for every file of
+ * a ratio (not the others' mix of both). The waits are not timed. A
+ * reader that fails stops the others (exit 1), and so does a wait of
+ * more than 60 s.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +108,92 @@ static double time_batch(const char *path, int way, long batch)
 	return (now_us() - start) / (double)batch;
 }
 
+/* The readers kept in step (-s): a barrier in a file they all map. */
+struct step {
+	_Atomic uint32_t arrived;
+	_Atomic uint32_t gen; /* the futex: one more each time all came */
+	_Atomic uint32_t failed; /* a reader failed: the others stop */
+};
+
+static struct step *step;
+static uint32_t step_n;
+static int step_done; /* this reader ended well */
+
+/* At exit: a reader that failed frees the others at once. */
+static void step_exit(void)
+{
+	if (step_done)
+		return;
+	atomic_store(&step->failed, 1);
+	atomic_fetch_add(&step->gen, 1);
+	syscall(SYS_futex, &step->gen, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+static int step_open(const char *n, const char *path)
+{
+	char *end;
+	long v;
+	int fd;
+
+	errno = 0;
+	v = strtol(n, &end, 10);
+	if (errno || *end || v < 1 || v > 1000) {
+		fprintf(stderr, "bench-read: -s %s: not a count of readers\n",
+			n);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	/* A file of zeros, which every reader may extend alike. */
+	if (fd < 0 || ftruncate(fd, 4096) < 0) {
+		fprintf(stderr, "bench-read: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	step = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (step == MAP_FAILED) {
+		fprintf(stderr, "bench-read: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	step_n = (uint32_t)v;
+	atexit(step_exit);
+	return 0;
+}
+
+/* Wait for every reader to come here: 0, or -1 after 60 s. */
+static int step_wait(void)
+{
+	struct timespec limit = { .tv_sec = 1 };
+	uint32_t gen;
+	int waited = 0;
+
+	if (!step)
+		return 0;
+	gen = atomic_load(&step->gen);
+	if (atomic_load(&step->failed))
+		goto failed;
+	if (atomic_fetch_add(&step->arrived, 1) + 1 == step_n) {
+		atomic_store(&step->arrived, 0);
+		atomic_fetch_add(&step->gen, 1);
+		syscall(SYS_futex, &step->gen, FUTEX_WAKE, INT32_MAX, NULL,
+			NULL, 0);
+		return 0;
+	}
+	while (atomic_load(&step->gen) == gen) {
+		if (syscall(SYS_futex, &step->gen, FUTEX_WAIT, gen, &limit,
+			    NULL, 0) < 0 &&
+		    errno == ETIMEDOUT && ++waited >= 60) {
+			fprintf(stderr, "bench-read: the other readers did not "
+					"come in 60 s\n");
+			return -1;
+		}
+	}
+	if (!atomic_load(&step->failed))
+		return 0;
+failed:
+	fprintf(stderr, "bench-read: another reader failed\n");
+	return -1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -152,10 +252,17 @@ int main(int argc, char *argv[])
 	int i, j, n, ratios;
 	char *eq;
 
+	if (argc >= 4 && strcmp(argv[1], "-s") == 0) {
+		if (step_open(argv[2], argv[3]) < 0)
+			return 2;
+		argv[3] = argv[0];
+		argv += 3;
+		argc -= 3;
+	}
 	if (argc < 4) {
 		fprintf(stderr,
-			"usage: %s ROUNDS BATCH NAME=[sendfile:|list:]PATH... "
-			"[-- A/B...]\n",
+			"usage: %s [-s N FILE] ROUNDS BATCH "
+			"NAME=[sendfile:|list:]PATH... [-- A/B...]\n",
 			argv[0]);
 		return 2;
 	}
@@ -202,6 +309,8 @@ int main(int argc, char *argv[])
 	for (r = 0; r < rounds; r++) {
 		for (j = 0; j < n; j++) {
 			i = r % 2 ? n - 1 - j : j;
+			if (step_wait() < 0)
+				return 1;
 			t[i].us[r] = time_batch(t[i].path, t[i].way, batch);
 			if (t[i].us[r] < 0)
 				return 1;
@@ -214,6 +323,7 @@ int main(int argc, char *argv[])
 		med = median(t[i].sorted, rounds); /* sorts: min is [0] */
 		printf("%s %.2f %.2f\n", t[i].name, med, t[i].sorted[0]);
 	}
+	step_done = 1; /* every batch timed: the others need this one no more */
 	for (i = ratios; i < argc; i++)
 		if (ratio(t, n, argv[i], rounds) < 0)
 			return 2;
