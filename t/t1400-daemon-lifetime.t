@@ -181,7 +181,9 @@ test_expect_success '-s: one worker serves everything (and the main thread the s
 	threads=$(daemon_threads "$TFS_PID") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
-	test "$threads" = 2 # the worker and the main thread
+	# The worker and the main thread, and the dropper when the readers
+	# left extra inodes behind (below).
+	test "$threads" -ge 2 && test "$threads" -le 3
 '
 
 # Besides the workers, the daemon has its main thread, which takes the
