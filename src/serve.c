@@ -1,12 +1,15 @@
 /*
  * serve: the workers that serve every FUSE session of the daemon.
  *
- * Each worker has an epoll set of its own holding every session's
- * descriptor with EPOLLEXCLUSIVE, so that a request wakes one waiting
- * worker (rarely more: the one that finds nothing left goes back to
- * waiting), plus an eventfd that stops them all. A session is named in
- * the sets by its slot and a generation, so that an event that raced
- * with its removal finds it gone rather than another in its place.
+ * The workers share one epoll set holding every session's descriptor
+ * with EPOLLONESHOT: a request wakes one waiting worker, and no other
+ * is woken for that session until that worker has taken the request
+ * and armed the descriptor again, before answering it (so that the
+ * next request may be taken meanwhile). No worker is woken for a
+ * request another one took. An eventfd in the set, always readable
+ * once written, stops them all. A session is named in the set by its
+ * slot and a generation, so that an event that raced with its removal
+ * finds it gone rather than another in its place.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,17 +36,15 @@ struct served {
 	int error;
 };
 
-struct worker {
-	pthread_t thread;
-	int epfd;
-};
+#define SESSION_EVENTS (EPOLLIN | EPOLLONESHOT)
 
 struct serve {
 	pthread_mutex_t lock;
 	pthread_cond_t idle_slot; /* a served's busy dropped */
 	struct served *slot;
 	unsigned int nslots;
-	struct worker *worker;
+	int epfd; /* every session, and stop_fd */
+	pthread_t *worker;
 	unsigned int workers, max_workers;
 	unsigned int waiting; /* workers not inside a request */
 	bool started, stopping;
@@ -75,50 +76,32 @@ static struct served *slot_of(struct serve *sv, uint64_t id)
 	return &sv->slot[i];
 }
 
-static int watch(int epfd, int fd, uint64_t id, uint32_t events)
+static int watch(struct serve *sv, int op, int fd, uint64_t id, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = id };
 
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+	return epoll_ctl(sv->epfd, op, fd, &ev) == 0 ? 0 : -errno;
 }
 
-/* Take @s out of every worker's set. Called locked. */
+/* Take @s out of the set. Called locked. */
 static void unwatch(struct serve *sv, struct served *s)
 {
-	unsigned int i;
-	int fd = fuse_session_fd(s->se);
-
 	if (s->out)
 		return;
-	for (i = 0; i < sv->workers; i++)
-		epoll_ctl(sv->worker[i].epfd, EPOLL_CTL_DEL, fd, NULL);
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, fuse_session_fd(s->se), NULL);
 	s->out = true;
 }
 
 static void *worker_main(void *arg);
 
-/* A worker with every session in its set. Called locked. */
+/* One more worker. Called locked. */
 static int worker_add(struct serve *sv)
 {
-	struct worker *w = &sv->worker[sv->workers];
-	unsigned int i;
 	int ret;
 
-	w->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (w->epfd < 0)
-		return -errno;
-	ret = watch(w->epfd, sv->stop_fd, STOP_ID, EPOLLIN);
-	for (i = 0; ret == 0 && i < sv->nslots; i++)
-		if (sv->slot[i].se && !sv->slot[i].out)
-			ret = watch(w->epfd, fuse_session_fd(sv->slot[i].se),
-				    slot_id(sv, &sv->slot[i]),
-				    EPOLLIN | EPOLLEXCLUSIVE);
-	if (ret == 0)
-		ret = -pthread_create(&w->thread, NULL, worker_main, sv);
-	if (ret < 0) {
-		close(w->epfd);
+	ret = -pthread_create(&sv->worker[sv->workers], NULL, worker_main, sv);
+	if (ret < 0)
 		return ret;
-	}
 	sv->workers++;
 	sv->waiting++;
 	return 0;
@@ -135,17 +118,6 @@ static void session_ended(struct serve *sv, struct served *s, int error)
 	poke(sv->ended_fd);
 }
 
-/* The worker's index in the pool, by its thread. Called locked. */
-static struct worker *self(struct serve *sv)
-{
-	unsigned int i;
-
-	for (i = 0; i < sv->workers; i++)
-		if (pthread_equal(sv->worker[i].thread, pthread_self()))
-			return &sv->worker[i];
-	return NULL;
-}
-
 static void *worker_main(void *arg)
 {
 	struct serve *sv = arg;
@@ -153,15 +125,10 @@ static void *worker_main(void *arg)
 	struct epoll_event ev;
 	struct fuse_session *se;
 	struct served *s;
-	struct worker *w;
-	int epfd, n, res;
+	int n, res;
 
-	pthread_mutex_lock(&sv->lock);
-	w = self(sv);
-	epfd = w ? w->epfd : -1;
-	pthread_mutex_unlock(&sv->lock);
-	while (epfd >= 0) {
-		n = epoll_wait(epfd, &ev, 1, -1);
+	for (;;) {
+		n = epoll_wait(sv->epfd, &ev, 1, -1);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
@@ -181,6 +148,13 @@ static void *worker_main(void *arg)
 		res = fuse_session_receive_buf(se, &buf);
 
 		pthread_mutex_lock(&sv->lock);
+		if (fuse_session_exited(se))
+			session_ended(sv, s, 0);
+		else if (res < 0 && res != -EAGAIN && res != -EINTR)
+			session_ended(sv, s, res);
+		else if (!s->out)
+			watch(sv, EPOLL_CTL_MOD, fuse_session_fd(se),
+			      ev.data.u64, SESSION_EVENTS);
 		if (res > 0) {
 			/* The last one waiting takes it: another waits. */
 			if (--sv->waiting == 0 &&
@@ -191,10 +165,6 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&sv->lock);
 			sv->waiting++;
 		}
-		if (fuse_session_exited(se))
-			session_ended(sv, s, 0);
-		else if (res < 0 && res != -EAGAIN && res != -EINTR)
-			session_ended(sv, s, res);
 		if (--s->busy == 0)
 			pthread_cond_broadcast(&sv->idle_slot);
 		pthread_mutex_unlock(&sv->lock);
@@ -211,9 +181,14 @@ int serve_new(unsigned int max_workers, struct serve **out)
 		return -ENOMEM;
 	sv->max_workers = max_workers ? max_workers : 1;
 	sv->worker = calloc(sv->max_workers, sizeof(*sv->worker));
+	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sv->ended_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!sv->worker || sv->stop_fd < 0 || sv->ended_fd < 0) {
+	if (!sv->worker || sv->epfd < 0 || sv->stop_fd < 0 ||
+	    sv->ended_fd < 0 ||
+	    watch(sv, EPOLL_CTL_ADD, sv->stop_fd, STOP_ID, EPOLLIN) < 0) {
+		if (sv->epfd >= 0)
+			close(sv->epfd);
 		if (sv->stop_fd >= 0)
 			close(sv->stop_fd);
 		if (sv->ended_fd >= 0)
@@ -271,13 +246,9 @@ int serve_add(struct serve *sv, struct fuse_session *se, void *owner)
 	s->gen++;
 	s->out = s->ended = s->taken = false;
 	s->error = 0;
-	for (i = 0; ret == 0 && i < sv->workers; i++)
-		ret = watch(sv->worker[i].epfd, fd, slot_id(sv, s),
-			    EPOLLIN | EPOLLEXCLUSIVE);
-	if (ret < 0) {
-		unwatch(sv, s);
+	ret = watch(sv, EPOLL_CTL_ADD, fd, slot_id(sv, s), SESSION_EVENTS);
+	if (ret < 0)
 		s->se = NULL;
-	}
 	pthread_mutex_unlock(&sv->lock);
 	return ret;
 }
@@ -347,10 +318,9 @@ void serve_free(struct serve *sv)
 	n = sv->workers;
 	pthread_mutex_unlock(&sv->lock);
 	poke(sv->stop_fd);
-	for (i = 0; i < n; i++) {
-		pthread_join(sv->worker[i].thread, NULL);
-		close(sv->worker[i].epfd);
-	}
+	for (i = 0; i < n; i++)
+		pthread_join(sv->worker[i], NULL);
+	close(sv->epfd);
 	close(sv->stop_fd);
 	close(sv->ended_fd);
 	pthread_cond_destroy(&sv->idle_slot);
