@@ -44,18 +44,6 @@ cleanup_views() {
 }
 trap cleanup_views EXIT
 
-# child_of PID: the (first) child of PID, waiting up to 5 s for it.
-child_of() {
-	local i c
-	for i in $(seq 1 100); do
-		c=$(ps -o pid= --ppid "$1" | head -n 1 | tr -d " ")
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		sleep 0.05
-	done
-	echo "no child of $1" >&2
-	return 1
-}
-
 # The body of a namespace's init: two sleepers, which are 2 and 3 there.
 NS_INIT_BODY='sleep 1000 & sleep 1000 & echo ready >"$1"; wait'
 

@@ -31,19 +31,6 @@ cleanup_attach() {
 }
 trap cleanup_attach EXIT
 
-# child_of PID: the first child of PID, waiting up to 10 s for it.
-child_of() {
-	local i c
-	for i in $(seq 1 200); do
-		c=$(children_of "$1")
-		c=${c%% *}
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		sleep 0.05
-	done
-	echo "no child of $1" >&2
-	return 1
-}
-
 # A container's init: it first lazily unmounts its copies of the
 # timingfs mounts of other tests running meanwhile (a copy in another
 # mount namespace would keep their daemons from seeing their unmount).

@@ -26,18 +26,6 @@ test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare, nsenter)"
 HOOK=$SCRIPTS/timingfs-oci-hook
 export HOOK
 
-# child_of PID: the (first) child of PID, waiting up to 5 s for it.
-child_of() {
-	local i c
-	for i in $(seq 1 100); do
-		c=$(ps -o pid= --ppid "$1" | head -n 1 | tr -d " ")
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		sleep 0.05
-	done
-	echo "no child of $1" >&2
-	return 1
-}
-
 # start_container NAME: a container, its init "sleep 1000" in mount and
 # PID namespaces of its own with its own /proc; NAME is set to the
 # host's number of its init, NAME_UNSHARE to the unshare process. The

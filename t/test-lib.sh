@@ -210,6 +210,20 @@ children_of() {
 	echo "$c"
 }
 
+# child_of PID: the (first) child of PID, waiting up to 10 s for it
+# (a margin for a loaded machine); says so when none came.
+child_of() {
+	local i c
+	for i in $(seq 1 200); do
+		c=$(children_of "$1")
+		c=${c%% *}
+		[ -n "$c" ] && { echo "$c"; return 0; }
+		sleep 0.05
+	done
+	echo "waited 10 s for a child of $1: none" >&2
+	return 1
+}
+
 # kill_cleanup_pids: what kill_at_exit named, killed and reaped (no
 # "Killed" from the shell); a script's own cleanup may call it first.
 # Only a pid that is still a child of this shell: one already reaped
