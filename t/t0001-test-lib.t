@@ -134,8 +134,23 @@ test_expect_success \"hangs\" \"sleep 30\"
 test_expect_success \"next\" \"true\"
 " &&
 	grep -x "not ok 1 - hangs" hang.out &&
-	grep "timed out after 1 s" hang.out &&
+	grep "timed out after 1 s, waiting for:" hang.out &&
+	grep -E "^#   +[0-9]+ sleep 30$" hang.out &&
 	grep -x "ok 2 - next" hang.out
+'
+
+test_expect_success 'a wait that gives up says what it waited for, and how long' '
+	run_sub waits "
+test_expect_success \"wait_for\" \"wait_for 1 test -e never\"
+test_expect_success \"wait_file\" \"wait_file never.out 2 1\"
+test_expect_success \"bounded, its stderr kept\" \"bounded 1 sleep 10 2>err\"
+test_expect_success \"wait_for, at once\" \"wait_for 1 true\"
+" &&
+	grep -x "#   waited 1 s for: test -e never" waits.out &&
+	grep -x "#   waited 1 s for never.out to have 2 lines; there is no such file" waits.out &&
+	grep -x "#   waited 1 s for sleep to end by itself; timeout ended it: sleep 10" waits.out &&
+	grep -x "ok 4 - wait_for, at once" waits.out &&
+	test "$(grep -c "^not ok" waits.out)" = 3
 '
 
 test_expect_success 'a body the shell aborts is reported failed, and its cleanup runs' '

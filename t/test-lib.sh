@@ -59,8 +59,8 @@
 #                           a test runs by "$TIMINGFS" itself is not.
 #   mount_timingfs CONF [ARGS...]       start_timingfs -c CONF ARGS...
 #   unmount_timingfs        unmount, reap it: $TFS_STATUS
-#   wait_mounted [DIR]      poll until DIR ($MNT) is mounted
-#   wait_unmounted [DIR]    poll until it is not
+#   wait_mounted [DIR]      up to 20 s for DIR ($MNT) to be mounted
+#   wait_unmounted [DIR]    up to 20 s for it not to be
 #   mounts_of DIR           the lines of /proc/self/mounts whose mount
 #                           point is DIR (which they write escaped)
 #   kill_tree PID [SIGNAL]  signal PID and its descendants
@@ -70,9 +70,20 @@
 #                           before test-lib's); a pid already reaped is
 #                           spared (its number may be another's now)
 #   wait_pids PID...        wait for each; 1 if any failed
-#   wait_file FILE [LINES]  up to 10 s for FILE to have content (or
-#                           LINES lines)
+#   wait_file FILE [LINES [SECONDS]]  up to SECONDS (10) s for FILE to
+#                           have content (or LINES lines)
+#   wait_for SECONDS CMD... up to SECONDS s for CMD to succeed
+#   wait_owner PID UID      up to 10 s for PID to be UID's (setpriv)
+#   child_of PID            up to 10 s for PID's first child
+#   bounded SECONDS CMD...  CMD under timeout(1), ended after SECONDS
 #   nums DIR [SKIP]         DIR's numeric entries, one line
+#
+# Waits. Every wait for something to happen polls for it, up to a bound
+# that is a margin for a loaded machine (make check-stress runs the
+# suite under stress-ng), never how long the thing takes: 10 s at least
+# for what takes milliseconds. A sleep only lets time pass that must
+# (a cache timeout), and what follows it assumes no upper bound. A wait
+# that gives up says, on one line, what it waited for and how long.
 #
 # A daemon or helper a test starts in the background is a child of the
 # script's shell: wait for it by its pid, never with a bare "wait".
@@ -177,24 +188,69 @@ is_mounted() {
 	[ -n "$(mounts_of "$1")" ]
 }
 
-# wait_mounted [DIR]: up to 10 s for DIR ($MNT) to be a mount point.
-wait_mounted() {
-	local dir=${1:-$MNT} i
-	for i in $(seq 1 200); do
-		is_mounted "$dir" && return 0
+# test_say_ MESSAGE: MESSAGE on stderr, and in the test's log too when
+# stderr goes elsewhere (a caller that keeps a command's stderr in a
+# file of its own), so that a failing test shows it. A reader that may
+# not write the log (another user) has it on stderr alone.
+test_say_() {
+	echo "$*" >&2
+	[ /proc/self/fd/2 -ef "$TRASH/test.log" ] ||
+		echo "$*" 2>/dev/null >>"$TRASH/test.log"
+	return 0
+}
+
+# test_now_us_: the wall clock in microseconds, in $test_now_us_ (no
+# process started to ask).
+test_now_us_() {
+	test_now_us_=${EPOCHREALTIME//[!0-9]/}
+}
+
+# test_poll_ SECONDS CMD...: CMD, every 50 ms, until it succeeds, for
+# up to SECONDS s of the wall clock; CMD is tried once more when they
+# are over. 1, silently, if it never succeeded: for the waits below,
+# which say what they waited for.
+test_poll_() {
+	local secs=$1 end
+	shift
+	test_now_us_
+	end=$((test_now_us_ + secs * 1000000))
+	until "$@"; do
+		test_now_us_
+		[ "$test_now_us_" -lt "$end" ] || return 1
 		sleep 0.05
 	done
+}
+
+# wait_for SECONDS CMD...: up to SECONDS s (a margin for a loaded
+# machine, never how long it should take) for CMD to succeed, tried
+# every 50 ms. 1 if it never did, and says so: "waited SECONDS s for:
+# CMD".
+wait_for() {
+	test_poll_ "$@" && return 0
+	test_say_ "waited $1 s for: ${*:2}"
 	return 1
 }
 
-# wait_unmounted [DIR]: up to 5 s for DIR ($MNT) to be no mount point.
-wait_unmounted() {
-	local dir=${1:-$MNT} i
-	for i in $(seq 1 100); do
-		is_mounted "$dir" || return 0
-		sleep 0.05
-	done
+# wait_mounted [DIR]: up to 20 s for DIR ($MNT) to be a mount point.
+wait_mounted() {
+	local dir=${1:-$MNT}
+	test_poll_ 20 is_mounted "$dir" && return 0
+	test_say_ "waited 20 s for $dir to be mounted; it is not"
 	return 1
+}
+
+# wait_unmounted [DIR]: up to 20 s for DIR ($MNT) to be no mount point
+# (a daemon that unmounts as it exits, or fusermount3's auto_unmount).
+wait_unmounted() {
+	local dir=${1:-$MNT}
+	test_poll_ 20 test_not_ is_mounted "$dir" && return 0
+	test_say_ "waited 20 s for $dir to be unmounted; still mounted: $(mounts_of "$dir")"
+	return 1
+}
+
+# test_not_ CMD...: CMD failed (a negated predicate for wait_for).
+test_not_() {
+	! "$@"
 }
 
 CLEANUP_PIDS=
@@ -213,15 +269,43 @@ children_of() {
 # child_of PID: the (first) child of PID, waiting up to 10 s for it
 # (a margin for a loaded machine); says so when none came.
 child_of() {
-	local i c
-	for i in $(seq 1 200); do
-		c=$(children_of "$1")
-		c=${c%% *}
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		sleep 0.05
-	done
-	echo "waited 10 s for a child of $1: none" >&2
+	local c
+	test_poll_ 10 test_has_child_ "$1" && { echo "$c"; return 0; }
+	test_say_ "waited 10 s for a child of $1: none"
 	return 1
+}
+
+# test_has_child_ PID: PID has a child, whose pid is left in $c.
+test_has_child_() {
+	c=$(children_of "$1")
+	c=${c%% *}
+	[ -n "$c" ]
+}
+
+# wait_owner PID UID: up to 10 s for PID to be owned by UID (a setpriv
+# that has switched users before it runs the command).
+wait_owner() {
+	test_poll_ 10 test_owned_by_ "$1" "$2" && return 0
+	test_say_ "waited 10 s for $1 to be owned by uid $2; it is by uid $(stat -c %u "/proc/$1" 2>&1)"
+	return 1
+}
+
+test_owned_by_() {
+	[ "$(stat -c %u "/proc/$1" 2>/dev/null)" = "$2" ]
+}
+
+# bounded SECONDS CMD...: CMD under timeout(1), which ends it (TERM)
+# after SECONDS s: a margin for a loaded machine, for a command that
+# should end by itself at once (a daemon that refuses to start). CMD's
+# exit status, 124 when it had to be ended, and then it says so.
+bounded() {
+	local secs=$1 rc
+	shift
+	timeout "$secs" "$@"
+	rc=$?
+	[ "$rc" != 124 ] ||
+		test_say_ "waited $secs s for $1 to end by itself; timeout ended it: $*"
+	return "$rc"
 }
 
 # kill_cleanup_pids: what kill_at_exit named, killed and reaped (no
@@ -482,7 +566,8 @@ $1
 
 # test_watchdog_ SECONDS: in the background, kill what the test started
 # (the shell's children that were not there before it) after SECONDS,
-# and this shell itself if that was not enough. test_watchdog_stop_
+# and this shell itself if that was not enough; first it logs what the
+# test was running, which is what it waited for. test_watchdog_stop_
 # ends it.
 test_watchdog_() {
 	local before self=$$ traps
@@ -497,10 +582,23 @@ test_watchdog_() {
 		sleep "$1" &
 		sleeper=$!
 		wait "$sleeper" || exit 0
-		echo "timed out after $1 s" >>"$TRASH/test.log"
+		mine=
 		for c in $(children_of "$self"); do
 			case $before in *" $c "*) continue ;; esac
-			[ "$c" = "$BASHPID" ] || kill_tree "$c" TERM
+			[ "$c" = "$BASHPID" ] || mine="$mine $c"
+		done
+		{
+			if [ -n "$mine" ]; then
+				echo "timed out after $1 s, waiting for:"
+				for c in $mine; do
+					ps -o pid=,args= --ppid "$c" -p "$c"
+				done
+			else
+				echo "timed out after $1 s, in the shell itself"
+			fi
+		} >>"$TRASH/test.log"
+		for c in $mine; do
+			kill_tree "$c" TERM
 		done
 		sleep 5
 		kill -TERM "$self"
@@ -655,7 +753,8 @@ fixture_config() {
 }
 
 # start_timingfs ARGS...: ./timingfs -f ARGS... $MNT, in the background;
-# returns once it is mounted (up to 10 s), 1 if it exits first.
+# returns once it is mounted (up to 20 s, a margin for a loaded machine),
+# 1 if it exits first or is not mounted by then (which it says).
 start_timingfs() {
 	start_timingfs_on TFS "$MNT" "$@"
 }
@@ -665,7 +764,7 @@ start_timingfs() {
 # With TEST_DAEMON_NOIOCTL set non-empty, the daemon runs under
 # helper-noioctl, which execs it: $! is the daemon all the same.
 start_timingfs_on() {
-	local name=$1 dir=$2 i pid
+	local name=$1 dir=$2 pid status
 	local control=$TIMINGFS_CONTROL
 	shift 2
 	# The daemon of start_timingfs answers on $TIMINGFS_CONTROL, each
@@ -681,15 +780,24 @@ start_timingfs_on() {
 	fi
 	pid=$!
 	printf -v "${name}_PID" %s "$pid"
-	for i in $(seq 1 200); do
-		is_mounted "$dir" && return 0
-		is_running "$pid" || break
-		sleep 0.05
-	done
-	echo "timingfs did not mount on $dir:" >&2
+	test_poll_ 20 test_mounted_or_gone_ "$dir" "$pid"
+	is_mounted "$dir" && return 0
+	if is_running "$pid"; then
+		test_say_ "waited 20 s for timingfs (pid $pid) to mount on $dir; it has not (ended now), its stderr:"
+		kill_tree "$pid" TERM
+		unmount_timingfs_on "$name" "$dir"
+	else
+		unmount_timingfs_on "$name" "$dir"
+		status=${name}_STATUS
+		test_say_ "timingfs (pid $pid) exited ${!status} before it mounted on $dir, its stderr:"
+	fi
 	cat "$TRASH/$name.err" >&2
-	unmount_timingfs_on "$name" "$dir"
 	return 1
+}
+
+# test_mounted_or_gone_ DIR PID: DIR is mounted, or PID is no more.
+test_mounted_or_gone_() {
+	is_mounted "$1" || ! is_running "$2"
 }
 
 mount_timingfs() {
@@ -699,8 +807,9 @@ mount_timingfs() {
 }
 
 # unmount_timingfs: unmount $MNT and reap the daemon, bounded: a daemon
-# that does not exit within 20 s (a loaded machine) of the unmount is killed. Its exit
-# status is left in $TFS_STATUS.
+# that does not exit within 20 s (a margin for a loaded machine) of the
+# unmount is killed, and that is said. Its exit status is left in
+# $TFS_STATUS (137 when it was killed).
 unmount_timingfs() {
 	unmount_timingfs_on TFS "$MNT"
 }
@@ -708,17 +817,16 @@ unmount_timingfs() {
 # unmount_timingfs_on NAME DIR: as unmount_timingfs, for the daemon of
 # start_timingfs_on; its exit status in ${NAME}_STATUS.
 unmount_timingfs_on() {
-	local name=$1 dir=$2 i pid_var=${1}_PID status
+	local name=$1 dir=$2 pid_var=${1}_PID status
 	local pid=${!pid_var}
 	if is_mounted "$dir"; then
 		fusermount3 -u "$dir" 2>/dev/null || fusermount3 -u -z "$dir"
 	fi
 	[ -n "$pid" ] || return 0
-	for i in $(seq 1 400); do
-		is_running "$pid" || break
-		sleep 0.05
-	done
-	is_running "$pid" && kill_tree "$pid" KILL
+	if ! test_poll_ 20 test_not_ is_running "$pid"; then
+		test_say_ "waited 20 s for timingfs (pid $pid) to exit after the unmount of $dir; killed it"
+		kill_tree "$pid" KILL
+	fi
 	wait "$pid"
 	status=$?
 	printf -v "${name}_STATUS" %s "$status"
@@ -745,23 +853,35 @@ nums_but_me() {
 }
 export -f nums nums_but_me
 
-# wait_file FILE [LINES]: up to 10 s for FILE to have content, or at
-# least LINES lines (what a helper prints once it runs); 1 if it has not.
+# wait_file FILE [LINES [SECONDS]]: up to SECONDS s (10, a margin for a
+# loaded machine; more for a helper that has much to make first) for
+# FILE to have content, or at least LINES lines (what a helper prints
+# once it runs); 1 if it has not, and that is said.
 wait_file() {
-	local i
-	for i in $(seq 1 200); do
-		if [ -n "${2:-}" ]; then
-			[ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] &&
-				return 0
-		elif [ -s "$1" ]; then
-			return 0
-		fi
-		sleep 0.05
-	done
-	echo "no $1" >&2
+	local what="content"
+	[ -z "${2:-}" ] || what="$2 lines"
+	test_poll_ "${3:-10}" test_file_has_ "$1" "${2:-}" && return 0
+	if [ -e "$1" ]; then
+		test_say_ "waited ${3:-10} s for $1 to have $what; it has $(wc -l <"$1") lines, $(wc -c <"$1") bytes"
+	else
+		test_say_ "waited ${3:-10} s for $1 to have $what; there is no such file"
+	fi
 	return 1
 }
-export -f wait_file
+
+# test_file_has_ FILE LINES: FILE has content (LINES empty), or LINES
+# lines at least.
+test_file_has_() {
+	local n
+	if [ -z "$2" ]; then
+		[ -s "$1" ]
+	else
+		n=$(wc -l 2>/dev/null <"$1") && [ "$n" -ge "$2" ]
+	fi
+}
+# The shells a test starts in other namespaces wait for files too.
+export -f wait_file test_file_has_ test_poll_ test_now_us_ test_say_ \
+	wait_for test_not_
 
 # test_cmp EXPECTED ACTUAL: like git's, a diff on failure.
 test_cmp() {
