@@ -152,13 +152,8 @@ test_expect_success ROOT,UNSHARE 'setup: a PID namespace, its init a sleeper' '
 	{ unshare -p -f sleep 1000 >/dev/null 2>&1 </dev/null & } &&
 	NS_UNSHARE=$! &&
 	kill_at_exit "$NS_UNSHARE" &&
-	for i in $(seq 1 100); do
-		NS_SLEEPER=$(ps -o pid= --ppid "$NS_UNSHARE" | tr -d " ") &&
-		test -n "$NS_SLEEPER" && break
-		sleep 0.05
-	done &&
+	NS_SLEEPER=$(child_of "$NS_UNSHARE") &&
 	echo "unshare $NS_UNSHARE, its child $NS_SLEEPER" &&
-	test -n "$NS_SLEEPER" &&
 	grep "^NSpid:[[:space:]]*$NS_SLEEPER[[:space:]]*1$" "/proc/$NS_SLEEPER/status" &&
 	test "$(readlink "/proc/$NS_SLEEPER/ns/pid")" != "$(readlink /proc/self/ns/pid)"
 '

@@ -13,11 +13,12 @@ VERSION=$(sed -n 's/^VERSION = //p' "$SRC_ROOT/Makefile")
 Q="'"
 
 # run_tfs ARGS...: run timingfs in the foreground with $MNT last; its
-# exit status in $status, its output in out and err. Bounded: a daemon
-# that mounted after all is unmounted, and fails the test.
+# exit status in $status, its output in out and err. Bounded (20 s, a
+# margin for a loaded machine: it should refuse at once): a daemon that
+# mounted after all is unmounted, and fails the test.
 run_tfs() {
 	status=0
-	timeout 20 "$TIMINGFS" -f "$@" "$MNT" >out 2>err || status=$?
+	bounded 20 "$TIMINGFS" -f "$@" "$MNT" >out 2>err || status=$?
 	cat err
 	if is_mounted "$MNT"; then
 		fusermount3 -u "$MNT"
@@ -137,7 +138,7 @@ test_expect_success 'every way of naming a bad configuration is read' '
 
 test_expect_success 'a mount point that is not there: exit 1' '
 	fixture_config m2.conf m2 &&
-	test_expect_code 1 timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" \
+	test_expect_code 1 bounded 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" \
 		"$TRASH/nowhere" 2>err &&
 	cat err &&
 	grep "cannot mount on $TRASH/nowhere" err
@@ -146,7 +147,7 @@ test_expect_success 'a mount point that is not there: exit 1' '
 test_expect_success 'a mount point that is a file: exit 1, and nothing mounted' '
 	fixture_config m2.conf m2 &&
 	: >afile &&
-	test_expect_code 1 timeout 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" \
+	test_expect_code 1 bounded 20 "$TIMINGFS" -f -c "$TRASH/m2.conf" \
 		"$TRASH/afile" 2>err &&
 	cat err &&
 	grep -x "timingfs: cannot mount on $TRASH/afile: not a directory" err &&

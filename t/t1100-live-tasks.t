@@ -13,6 +13,18 @@ sched_ns() {
 	read -r ns rest <"/proc/$PID/task/$1/schedstat" && echo "$ns"
 }
 
+# has_run TID NS: the thread TID has run NS ns at least.
+has_run() {
+	local ns
+	ns=$(sched_ns "$1") && test "$ns" -ge "$2"
+}
+
+# gone_from_mount PID: the mount answers ENOENT for proc/PID; what it
+# answered is left in $r.
+gone_from_mount() {
+	r=$("$BIN/helper-io" errno stat "$MNT/proc/$1") && test "$r" = ENOENT
+}
+
 # start_of PID: when the process PID started (field 22 of its stat, in
 # ticks after boot); empty when there is none.
 start_of() {
@@ -46,7 +58,8 @@ test_expect_success 'setup: mounted, exited tasks not kept' '
 '
 
 # The busy thread runs up half a second of CPU time, however long that
-# takes (within the test timeout).
+# takes: up to 40 s, a margin for a loaded machine within the test
+# timeout.
 test_expect_success 'setup: a process with a busy and a sleeping thread' '
 	before_start=$(date +%s%N) &&
 	{ "$BIN/helper-busy" -k >"$TRASH/pids" & } &&
@@ -58,9 +71,8 @@ test_expect_success 'setup: a process with a busy and a sleeping thread' '
 	echo "process $PID, busy $BUSY, sleeping $SLEEPER" &&
 	HELPER_START=$(start_of "$PID") &&
 	test -n "$HELPER_START" &&
-	while ns=$(sched_ns "$BUSY") && test "$ns" -lt 500000000; do
-		sleep 0.1 || return 1
-	done &&
+	wait_for 40 has_run "$BUSY" 500000000 &&
+	ns=$(sched_ns "$BUSY") &&
 	echo "busy thread: $ns ns" &&
 	test "$ns" -ge 500000000
 '
@@ -306,10 +318,7 @@ test_expect_success SETPRIV 'a process of another owner is theirs' '
 	{ setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & } &&
 	other=$! &&
 	test_when_finished "stop_pid $other" &&
-	for i in $(seq 1 500); do
-		test "$(stat -c %u "/proc/$other")" != 65534 || break
-		sleep 0.01 || return 1
-	done &&
+	wait_owner "$other" 65534 &&
 	test "$(stat -c %u:%g "/proc/$other")" = 65534:65534 &&
 	owner=$(stat -c %u:%g "$MNT/proc/$other/cycles") &&
 	echo "owner $owner" &&
@@ -359,23 +368,20 @@ test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
 	test_cmp expect gone.cycles &&
 	test_cmp expect gone.times &&
 	number_free "$PID" &&
-	for i in $(seq 1 50); do
-		r=$("$BIN/helper-io" errno stat "$MNT/proc/$PID") &&
-		test "$r" != ENOENT || break
-		sleep 0.1 || return 1
-	done &&
+	{ wait_for 10 gone_from_mount "$PID" || { echo "stat: $r"; false; }; } &&
 	test "$r" = ENOENT &&
 	! ls "$MNT/proc" | grep -x "$PID"
 '
 
-# A big process: 2,000 threads. Who each is comes from its own status,
-# so its threads/ lists exactly what the kernel lists, and a listing
-# read from any offset lands on an entry or at its end.
+# A big process: 2,000 threads (their start, up to 30 s on a loaded
+# machine). Who each is comes from its own status, so its threads/
+# lists exactly what the kernel lists, and a listing read from any
+# offset lands on an entry or at its end.
 test_expect_success 'setup: a process of 2,000 threads' '
 	{ "$BIN/helper-many" 2000 >"$TRASH/many" & } &&
 	MANY=$! &&
 	kill_at_exit "$MANY" &&
-	wait_file "$TRASH/many" &&
+	wait_file "$TRASH/many" "" 30 &&
 	test "$(cat "$TRASH/many")" = "$MANY ready"
 '
 
