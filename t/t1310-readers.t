@@ -524,6 +524,14 @@ test_expect_success 'a value whose length changes: each reader the first after t
 
 # ---- the live tree: big tables read by many at once --------------------
 
+# table_lists PID N: the mount's threads.table of PID lists N threads;
+# how many it listed is left in $n.
+table_lists() {
+	n=$(grep -c "^$1 " "$MNT/proc/$1/threads.table") && test "$n" = "$2"
+}
+
+# The big process says it is ready once its threads run (up to 30 s on
+# a loaded machine); its table lists them all within 20 s more.
 test_expect_success 'setup: the live tree; a process of 3,000 threads' '
 	unmount_timingfs &&
 	test "$TFS_STATUS" = 0 &&
@@ -532,13 +540,10 @@ test_expect_success 'setup: the live tree; a process of 3,000 threads' '
 	{ "$BIN/helper-many" $MANY_THREADS >many.out & } &&
 	MANY=$! &&
 	kill_at_exit "$MANY" &&
-	wait_file many.out &&
+	wait_file many.out "" 30 &&
 	test "$(cat many.out)" = "$MANY ready" &&
-	for i in $(seq 1 100); do
-		n=$(grep -c "^$MANY " "$MNT/proc/$MANY/threads.table") &&
-		test "$n" = $MANY_THREADS && break
-		sleep 0.1
-	done &&
+	{ wait_for 20 table_lists "$MANY" $MANY_THREADS ||
+		{ echo "threads.table lists $n threads"; false; }; } &&
 	test "$n" = $MANY_THREADS
 '
 

@@ -22,28 +22,20 @@ daemon_threads() {
 # answer, so that the daemon, continued, finds N requests waiting and
 # starts workers for them up to its maximum (fast requests, served as
 # they come, would need few). Fails if a reader does, or if they are
-# not all waiting within 30 s. Waits for the readers only: a bare
-# "wait" would wait for the daemon too.
+# not all waiting within 30 s (a margin for a loaded machine: it takes
+# milliseconds), and says where they waited instead. Waits for the
+# readers only: a bare "wait" would wait for the daemon too.
 queued_reads() {
-	local i pid pids= waiting=0 wchan
+	local i pid pids= waiting=0
 	kill -STOP "$TFS_PID" || return 1
 	for i in $(seq 1 "$1"); do
 		cat "$MNT/proc/100/times" >/dev/null &
 		pids="$pids $!"
 	done
-	for i in $(seq 1 600); do
-		waiting=0
-		for pid in $pids; do
-			wchan=
-			read -r wchan 2>/dev/null <"/proc/$pid/wchan"
-			[ "$wchan" != request_wait_answer ] ||
-				waiting=$((waiting + 1))
-		done
-		[ "$waiting" != "$1" ] || break
-		sleep 0.05
-	done
+	test_poll_ 30 all_wait_answer "$1" $pids
 	echo "$waiting of $1 readers waited for the daemon"
 	[ "$waiting" = "$1" ] || {
+		echo "waited 30 s for $1 readers to wait for the stopped daemon; $waiting did"
 		echo "where the readers waited instead:"
 		for pid in $pids; do
 			cat "/proc/$pid/wchan" 2>/dev/null || printf gone
@@ -55,6 +47,22 @@ queued_reads() {
 		wait "$pid" || return 1
 	done
 	test "$waiting" = "$1"
+}
+
+# all_wait_answer N PID...: each of the N readers PID... waits for the
+# daemon's answer (in request_wait_answer); how many do is left in
+# $waiting.
+all_wait_answer() {
+	local n=$1 pid wchan
+	shift
+	waiting=0
+	for pid in "$@"; do
+		wchan=
+		read -r wchan 2>/dev/null <"/proc/$pid/wchan"
+		[ "$wchan" != request_wait_answer ] ||
+			waiting=$((waiting + 1))
+	done
+	[ "$waiting" = "$n" ]
 }
 
 # stopped_mount_is_gone: the daemon is gone (by a signal it took, or on
@@ -85,8 +93,8 @@ test_expect_success 'mounted read-only, as timingfs, with default_permissions' '
 	test "$TFS_STATUS" = 0
 '
 
-# unmount_timingfs reaps the daemon, SIGKILL after 5 s: then its status
-# is 137, not 0. It unmounts only what is still mounted.
+# unmount_timingfs reaps the daemon, SIGKILL after 20 s: then its
+# status is 137, not 0. It unmounts only what is still mounted.
 test_expect_success 'fusermount3 -u: the daemon exits 0' '
 	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
