@@ -357,14 +357,16 @@ test_expect_success UNSHARE 'nested: B sees nothing of A, A nothing of the host'
 '
 
 # B goes, whole: nsenter stops itself when its child is stopped, so it
-# is killed too, and its unshare is reaped by A init.
+# is killed too, and its unshare is reaped by A init (up to 10 s).
 test_expect_success UNSHARE 'setup: B gone, A is as made again' '
 	{ kill_tree "$B_NSENTER" KILL || :; } &&
 	{ wait "$B_NSENTER" 2>/dev/null || :; } &&
-	for i in $(seq 1 100); do
-		ns_tasks_are "$NS1_INIT" "1 2 3 " && break
-		sleep 0.05
-	done &&
+	{
+		wait_for 10 ns_tasks_are "$NS1_INIT" "1 2 3 " || {
+			echo "A holds: $(in_ns "$NS1_INIT" bash -c "nums_but_me /proc")"
+			false
+		}
+	} &&
 	ns_tasks_are "$NS1_INIT" "1 2 3 "
 '
 
@@ -526,7 +528,7 @@ test_expect_success 'pidns= that is no PID namespace: exit 2, naming pidns=' '
 	test_when_finished "fusermount3 -u -z \"\$TRASH/bad\" 2>/dev/null || :" &&
 	for f in "$TRASH/regular" "$TRASH/missing" /proc/self/ns/net; do
 		status=0 &&
-		{ timeout 10 "$TIMINGFS" -f -c "$TRASH/empty.conf" \
+		{ bounded 20 "$TIMINGFS" -f -c "$TRASH/empty.conf" \
 			-o pidns="$f" "$TRASH/bad" 2>err || status=$?; } &&
 		echo "pidns=$f: exit $status: $(cat err)" &&
 		test "$status" = 2 &&

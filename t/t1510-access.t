@@ -113,20 +113,9 @@ remount() {
 	mount_timingfs "$1" -o allow_other
 }
 
-# wait_owner PID UID: up to 5 s for PID to be owned by UID (a setpriv
-# that has switched users).
-wait_owner() {
-	local i
-	for i in $(seq 1 500); do
-		[ "$(stat -c %u "/proc/$1")" = "$2" ] && return 0
-		sleep 0.01
-	done
-	echo "$1 is not owned by $2" >&2
-	return 1
-}
-
 # Processes of nobody's, and one of root's, to look at. setpriv execs
-# sleep: the pid of the background job is nobody's process.
+# sleep: the pid of the background job is nobody's process, once
+# setpriv has switched users (wait_owner: up to 10 s).
 test_expect_success 'setup: two processes of nobody, one of root' '
 	{ setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
 		sleep 1000 >/dev/null 2>&1 & } &&
