@@ -42,19 +42,6 @@ stop() {
 	return 0
 }
 
-# wait_for SECONDS COMMAND...: up to SECONDS (in 50 ms steps) for
-# COMMAND to succeed; 1 if it never does.
-wait_for() {
-	local i n=$(($1 * 20))
-	shift
-	for i in $(seq 1 "$n"); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	echo "still not so after ${n} polls: $*" >&2
-	return 1
-}
-
 # A timingfs already on the default mount point would answer for it.
 test_lazy_prereq DEFAULT_FREE '! test -e /run/timingfs/info'
 # nobody reaches the mount and the exporter through the trash directory
@@ -477,10 +464,12 @@ for UNITS in windows unix; do
 
 	# A reader that reads FILE over and over while -i rewrites it every
 	# 50 ms sees it whole each time: four families, the last sample last.
-	# A rewrite is a new inode (first.prom keeps the first one, and its
-	# number, from reuse). TERM goes to the exporter alone (timeout
-	# --foreground), as kill(1) would send it, and it leaves no
-	# temporary file.
+	# It reads 100 times at least, and on until a rewrite was seen, for
+	# up to 30 s (a margin for a loaded machine, within the exporter's
+	# timeout of 60). A rewrite is a new inode (first.prom keeps the
+	# first one, and its number, from reuse). TERM goes to the exporter
+	# alone (timeout --foreground), as kill(1) would send it, and it
+	# leaves no temporary file.
 	test_expect_success "$UNITS: exporter -i: a reader never sees a partial file" '
 		{ timeout --foreground 60 "$EXPORTER" -m "$MNT" -i 0.05 \
 			-o loop.prom 2>loop.err & } &&
@@ -488,10 +477,14 @@ for UNITS in windows unix; do
 		test_when_finished "stop $loop" &&
 		wait_for 10 test -s loop.prom &&
 		ln -f loop.prom first.prom &&
-		rewrites=0 &&
-		for i in $(seq 1 3000); do
-			# at least 100 reads, and on until a rewrite was seen
-			[ "$i" -gt 100 ] && [ "$rewrites" -gt 0 ] && break
+		rewrites=0 i=0 &&
+		end=$((${EPOCHREALTIME/./} + 30000000)) &&
+		while [ "$i" -lt 100 ] || [ "$rewrites" = 0 ]; do
+			[ "${EPOCHREALTIME/./}" -lt "$end" ] || {
+				echo "waited 30 s for the exporter to rewrite loop.prom: $i reads, none after a rewrite"
+				break
+			}
+			i=$((i + 1)) &&
 			whole_prom loop.prom ||
 				{ echo "read $i:"; cat copy; return 1; }
 			[ loop.prom -ef first.prom ] ||
@@ -517,8 +510,8 @@ for UNITS in windows unix; do
 				sleep 30; :" & } &&
 			cut=$! &&
 			test_when_finished "stop $cut" &&
-			wait_for 5 grep -q "^q" /proc/$odd/comm &&
-			wait_for 5 grep -q "^abc" /proc/$cut/comm &&
+			wait_for 10 grep -q "^q" /proc/$odd/comm &&
+			wait_for 10 grep -q "^abc" /proc/$cut/comm &&
 			od -c /proc/$odd/comm && od -c /proc/$cut/comm &&
 			"$EXPORTER" -m "$MNT" -p "^(q|abcdefghijklmn)" -o odd.prom &&
 			cat odd.prom &&
@@ -645,7 +638,7 @@ test_expect_success ROOT,SETPRIV,NOBODY 'noaccess: exporter as nobody: its own p
 	{ setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & } &&
 	mine=$! &&
 	test_when_finished "stop $mine" &&
-	wait_for 5 is_nobodys_sleep $mine &&
+	wait_for 10 is_nobodys_sleep $mine &&
 	grep -x "hidepid noaccess" "$MNT/info" &&
 	test -d "$MNT/proc/$PID" &&
 	{
