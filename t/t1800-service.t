@@ -96,21 +96,25 @@ test_expect_success MOUNT_HELPER 'the fstab line: mount MOUNTPOINT' '
 	wait_unmounted
 '
 
-# hup: SIGHUP to the daemon, then up to 2 s for the log to end the
-# re-read: with the units it took, or why it kept the configuration in
-# use. Lines about keys fixed at mount come before that last one.
+# hup: SIGHUP to the daemon, then up to 10 s (a margin for a loaded
+# machine) for the log to end the re-read: with the units it took, or
+# why it kept the configuration in use. Lines about keys fixed at mount
+# come before that last one.
 hup() {
-	local i lines
+	local lines
 	lines=$(wc -l <"$TRASH/TFS.err") &&
 	kill -HUP "$TFS_PID" &&
-	for i in $(seq 1 40); do
-		tail -n "+$((lines + 1))" "$TRASH/TFS.err" |
-			grep -q "re-read: units \|(SIGHUP: the configuration in use stays)\|SIGHUP: no configuration file" &&
-			return 0
-		sleep 0.05
-	done
-	echo "no end of a re-read in the log" >&2
+	test_poll_ 10 reread_logged "$lines" && return 0
+	echo "waited 10 s for the daemon to log the end of a re-read after SIGHUP; its log after line $lines:" >&2
+	tail -n "+$((lines + 1))" "$TRASH/TFS.err" >&2
 	return 1
+}
+
+# reread_logged LINES: the log, after its first LINES lines, ends a
+# re-read.
+reread_logged() {
+	tail -n "+$(($1 + 1))" "$TRASH/TFS.err" |
+		grep -q "re-read: units \|(SIGHUP: the configuration in use stays)\|SIGHUP: no configuration file"
 }
 
 test_expect_success 'setup: a mount with a configuration file' '
