@@ -289,7 +289,7 @@ test_expect_success 'present, a node cpulist or btime broken: no start, exit 1' 
 		"proc/stat:cpu0 1 2 3 4 5"; do
 		mend &&
 		put "${case%%:*}" "${case#*:}" &&
-		test_expect_code 1 timeout 10 "$TIMINGFS" -f \
+		test_expect_code 1 bounded 20 "$TIMINGFS" -f \
 			-c "$TRASH/tree.conf" mnt2 2>>err || return 1
 	done &&
 	mend &&
@@ -389,15 +389,16 @@ taskstats_drops() {
 		drops += \$9 } END { print drops + 0 }" /proc/net/netlink
 }
 
-# wait_lost: up to 10 s for info to count an overrun, which the
-# listener meets when it reads again.
+# wait_lost: up to 10 s (a margin for a loaded machine) for info to
+# count an overrun, which the listener meets when it reads again.
 wait_lost() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(exit_lost)" -gt 0 ] && return 0
-		sleep 0.05
-	done
+	test_poll_ 10 has_lost && return 0
+	echo "waited 10 s for info to count lost exit records; exit_lost $(exit_lost)" >&2
 	return 1
+}
+
+has_lost() {
+	[ "$(exit_lost)" -gt 0 ]
 }
 
 exit_lost() {
@@ -423,7 +424,10 @@ test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the res
 		"$BIN/helper-exit" threads 7000 </dev/null >/dev/null ||
 			return 1
 	done &&
-	test "$(taskstats_drops)" -gt 0 &&
+	{
+		test "$(taskstats_drops)" -gt 0 ||
+		{ echo "20 bursts of 7,000 exits, and the kernel dropped none"; false; }
+	} &&
 	kill -CONT "$KEEP_PID" &&
 	wait_lost &&
 	grep "exit records lost: the receive buffer overran" "$TRASH/KEEP.err" &&
@@ -447,7 +451,11 @@ test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the res
 		done &&
 		test -z "$kept" || break
 	done &&
-	echo "task $kept kept at try $try" &&
+	if test -n "$kept"; then
+		echo "task $kept kept at try $try"
+	else
+		echo "waited 30 tries (a second each) for a new task to be kept: none was"
+	fi &&
 	test -n "$kept" &&
 	test "$(cat "$KEEP/proc/$kept/exit_time")" -gt 0 &&
 	test "$(cat "$KEEP/proc/$kept/cycles")" -gt 0
@@ -467,7 +475,7 @@ test_expect_success 'setup: a process of 1000 threads' '
 	{ "$BIN/helper-many" 1000 >many.out & } &&
 	BIG=$! &&
 	kill_at_exit "$BIG" &&
-	wait_file many.out &&
+	wait_file many.out "" 30 &&
 	TABLE=$LIVE/proc/$BIG/threads.table &&
 	test "$(sed 1d "$TABLE" | wc -l)" = 1000
 '
@@ -548,18 +556,25 @@ unmount_all() {
 	done
 }
 
-# wait_served DIR: up to 10 s for a live timingfs to answer at DIR.
+# wait_served DIR: up to 10 s (a margin for a loaded machine) for a
+# live timingfs to answer at DIR; says so when none does.
 wait_served() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(errno_of stat "$1/info")" = OK ] && return 0
-		sleep 0.05
-	done
+	test_poll_ 10 is_served "$1" && return 0
+	echo "waited 10 s for a timingfs to answer at $1; stat of its info: $(errno_of stat "$1/info")" >&2
 	return 1
+}
+
+is_served() {
+	[ "$(errno_of stat "$1/info")" = OK ]
 }
 
 mounts_at() {
 	mounts_of "$1" | wc -l
+}
+
+# mounted_twice DIR: two mounts at DIR.
+mounted_twice() {
+	test "$(mounts_at "$1")" = 2
 }
 
 STALE=$TRASH/stale
@@ -568,7 +583,7 @@ STALE_REAL=$(cd "$TRASH" && pwd -P)/stale
 test_expect_success 'a stale mount: the next start says what to do, exits 1' '
 	test_when_finished "unmount_all \"$STALE\"" &&
 	make_stale "$STALE" &&
-	test_expect_code 1 timeout 10 "$TIMINGFS" -f -c "$TRASH/tree.conf" "$STALE" \
+	test_expect_code 1 bounded 20 "$TIMINGFS" -f -c "$TRASH/tree.conf" "$STALE" \
 		2>err &&
 	cat >expect <<-EOT &&
 	timingfs: $STALE_REAL: a stale timingfs mount is there (its daemon died): clear it with \`fusermount3 -u $STALE_REAL\`, or start with -o unmount_stale
@@ -599,7 +614,7 @@ test_expect_success 'with -o unmount_stale it clears the stale mount and serves'
 test_expect_success 'a stale mount of another file system is never cleared' '
 	test_when_finished "unmount_all \"$STALE\"" &&
 	make_stale "$STALE" -o subtype=notours &&
-	test_expect_code 1 timeout 10 "$TIMINGFS" -f -c "$TRASH/tree.conf" \
+	test_expect_code 1 bounded 20 "$TIMINGFS" -f -c "$TRASH/tree.conf" \
 		-o unmount_stale "$STALE" 2>err &&
 	cat >expect <<-EOT &&
 	timingfs: cannot mount on $STALE_REAL: a stale fuse.notours mount is there, not timingfs${SQ}s (Transport endpoint is not connected): clear it with \`fusermount3 -u $STALE_REAL\`
@@ -608,6 +623,8 @@ test_expect_success 'a stale mount of another file system is never cleared' '
 	test "$(errno_of stat "$STALE")" = ENOTCONN
 '
 
+# The second daemon mounts over the first within 20 s, as start_timingfs
+# waits for a daemon.
 test_expect_success 'a live mount is never cleared: a second one goes over it' '
 	test_when_finished "unmount_all \"$STALE\"" &&
 	mkdir -p "$STALE" &&
@@ -617,10 +634,10 @@ test_expect_success 'a live mount is never cleared: a second one goes over it' '
 		2>second.err & } &&
 	second=$! &&
 	kill_at_exit "$second" &&
-	for i in $(seq 1 200); do
-		test "$(mounts_at "$STALE_REAL")" = 2 && break
-		sleep 0.05
-	done &&
+	{
+		wait_for 20 mounted_twice "$STALE_REAL" ||
+		{ echo "$(mounts_at "$STALE_REAL") mounts at $STALE_REAL"; false; }
+	} &&
 	test "$(mounts_at "$STALE_REAL")" = 2 &&
 	test ! -s second.err &&
 	fusermount3 -u "$STALE" &&
