@@ -132,12 +132,13 @@ test_expect_success 'helper-walk: an EIO is an error, with its path' '
 # A table is as large as the threads it lists, and every worker makes
 # and frees them: what the readers of big tables leave behind must not
 # stay resident (as it did while glibc kept, in each worker's arena,
-# blocks as large as the largest table freed).
+# blocks as large as the largest table freed). The 6,000 threads may
+# take a while to start on a loaded machine: up to 30 s.
 test_expect_success !ASAN 'readers of a big table at once leave no memory behind' '
 	{ "$BIN/helper-many" 6000 >many.out & } &&
 	many=$! &&
 	test_when_finished "kill $many && { wait $many || :; }" &&
-	wait_file many.out &&
+	wait_file many.out "" 30 &&
 	read -r big ready <many.out &&
 	cat "$MNT/proc/$big/threads.table" >big.table &&
 	test "$(wc -l <big.table)" = 6001 &&
