@@ -347,7 +347,9 @@ test_expect_success 'a task or thread that exits after its files were read: ENOE
 '
 
 # A number that comes back as another task: that task, not the files
-# the engine kept of the one that died.
+# the engine kept of the one that died. Two clock ticks pass first (the
+# sleep lets time pass; creation times count ticks), so that the new
+# task's creation_time is the later.
 test_expect_success ROOT 'a number taken by a new task reads the new task' '
 	{ sleep 60 & } &&
 	pid=$! &&
