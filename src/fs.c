@@ -23,6 +23,7 @@
 
 #include "fs.h"
 #include "render.h"
+#include "serve.h"
 #include "snapshot.h"
 #include "tree.h"
 
@@ -398,7 +399,11 @@ static void text_free(struct rbuf *text)
 	}
 }
 
-/* The content of file @n, now, for the reader of @r, in a new buffer. */
+/*
+ * The content of file @n, now, for the reader of @r, in a new buffer.
+ * A table grows with the tasks it lists (milliseconds for thousands):
+ * other workers take the mount's next requests meanwhile.
+ */
 static int render_text(struct request *r, const struct node *n,
 		       struct rbuf **out)
 {
@@ -407,6 +412,8 @@ static int render_text(struct request *r, const struct node *n,
 
 	if (!text)
 		return -ENOMEM;
+	if (strstr(tree_file_name(n), "table"))
+		serve_may_block();
 	ret = tree_render(r, n, text);
 	if (ret < 0) {
 		text_free(text);
@@ -826,6 +833,7 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	}
 	if (ret == 0) {
 		l->req = req;
+		serve_may_block(); /* proc/ and threads/ list thousands */
 		ret = tree_list(&r, &n, listing_add, l);
 		l->req = NULL;
 	}

@@ -7,9 +7,16 @@
  * and armed the descriptor again, before answering it (so that the
  * next request may be taken meanwhile). No worker is woken for a
  * request another one took. An eventfd in the set, always readable
- * once written, stops them all. A session is named in the set by its
- * slot and a generation, so that an event that raced with its removal
- * finds it gone rather than another in its place.
+ * once written, stops them all.
+ *
+ * A request takes no lock: on one CPU, a worker woken while another
+ * held one would only be put to sleep again, at two context switches
+ * a request. A session is named in the set by its slot and a
+ * generation; a worker counts itself in (busy) and then checks that
+ * the slot still holds that session, and serve_remove() marks it out
+ * and then waits for busy to drop to 0, so that neither misses the
+ * other (both sequentially consistent). Slots are never freed while
+ * the pool lives; a session removed leaves its slot to the next.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +32,12 @@
 #include "serve.h"
 
 #define STOP_ID UINT64_MAX
+#define SESSION_EVENTS (EPOLLIN | EPOLLONESHOT)
+
+#define LOAD(p) __atomic_load_n(p, __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
+#define ADD(p, v) __atomic_add_fetch(p, v, __ATOMIC_SEQ_CST)
+#define SUB(p, v) __atomic_sub_fetch(p, v, __ATOMIC_SEQ_CST)
 
 struct served {
 	struct fuse_session *se; /* NULL: a free slot */
@@ -36,12 +49,10 @@ struct served {
 	int error;
 };
 
-#define SESSION_EVENTS (EPOLLIN | EPOLLONESHOT)
-
 struct serve {
-	pthread_mutex_t lock;
-	pthread_cond_t idle_slot; /* a served's busy dropped */
-	struct served *slot;
+	pthread_mutex_t lock; /* all but a request's path */
+	pthread_cond_t idle_slot; /* a removed session's busy dropped to 0 */
+	struct served **slot;
 	unsigned int nslots;
 	int epfd; /* every session, and stop_fd */
 	pthread_t *worker;
@@ -61,21 +72,6 @@ static void poke(int fd)
 	(void)n;
 }
 
-static uint64_t slot_id(const struct serve *sv, const struct served *s)
-{
-	return (uint64_t)s->gen << 32 | (uint64_t)(s - sv->slot);
-}
-
-static struct served *slot_of(struct serve *sv, uint64_t id)
-{
-	uint32_t i = (uint32_t)id;
-
-	if (i >= sv->nslots || !sv->slot[i].se ||
-	    sv->slot[i].gen != (uint32_t)(id >> 32))
-		return NULL;
-	return &sv->slot[i];
-}
-
 static int watch(struct serve *sv, int op, int fd, uint64_t id, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = id };
@@ -86,89 +82,158 @@ static int watch(struct serve *sv, int op, int fd, uint64_t id, uint32_t events)
 /* Take @s out of the set. Called locked. */
 static void unwatch(struct serve *sv, struct served *s)
 {
-	if (s->out)
+	if (LOAD(&s->out))
 		return;
+	STORE(&s->out, true);
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, fuse_session_fd(s->se), NULL);
-	s->out = true;
 }
 
 static void *worker_main(void *arg);
 
 /* One more worker. Called locked. */
-static int worker_add(struct serve *sv)
+static void worker_add(struct serve *sv)
 {
-	int ret;
-
-	ret = -pthread_create(&sv->worker[sv->workers], NULL, worker_main, sv);
-	if (ret < 0)
-		return ret;
-	sv->workers++;
-	sv->waiting++;
-	return 0;
+	if (sv->workers >= sv->max_workers || sv->stopping ||
+	    pthread_create(&sv->worker[sv->workers], NULL, worker_main, sv))
+		return;
+	ADD(&sv->workers, 1);
 }
 
-/* @s's session ended (@error: 0, or how it failed). Called locked. */
+/* @s's session ended (@error: 0, or how it failed). */
 static void session_ended(struct serve *sv, struct served *s, int error)
 {
-	if (s->ended)
-		return;
-	unwatch(sv, s);
-	s->ended = true;
-	s->error = error;
-	poke(sv->ended_fd);
+	pthread_mutex_lock(&sv->lock);
+	if (!s->ended) {
+		unwatch(sv, s);
+		s->ended = true;
+		s->error = error;
+		poke(sv->ended_fd);
+	}
+	pthread_mutex_unlock(&sv->lock);
 }
 
+/*
+ * The session that event @id names, counted busy; NULL when it has gone
+ * (the event raced with its removal).
+ */
+static struct served *session_get(struct serve *sv, uint64_t id)
+{
+	uint32_t i = (uint32_t)id;
+	struct served *s;
+
+	if (i >= LOAD(&sv->nslots))
+		return NULL;
+	s = LOAD(&sv->slot[i]);
+	ADD(&s->busy, 1);
+	if (LOAD(&s->gen) == (uint32_t)(id >> 32) && !LOAD(&s->out))
+		return s;
+	if (SUB(&s->busy, 1) == 0 && LOAD(&s->out)) {
+		pthread_mutex_lock(&sv->lock);
+		pthread_cond_broadcast(&sv->idle_slot);
+		pthread_mutex_unlock(&sv->lock);
+	}
+	return NULL;
+}
+
+static void session_put(struct serve *sv, struct served *s)
+{
+	if (SUB(&s->busy, 1) == 0 && LOAD(&s->out)) {
+		pthread_mutex_lock(&sv->lock);
+		pthread_cond_broadcast(&sv->idle_slot);
+		pthread_mutex_unlock(&sv->lock);
+	}
+}
+
+/* The request this worker serves: serve_may_block() gives its session up. */
+static __thread struct {
+	struct serve *sv;
+	struct served *s;
+	uint64_t id;
+	bool given_up;
+} current;
+
+/* Whether another worker waits; one more is started when none does. */
+static void spare_worker(struct serve *sv)
+{
+	if (LOAD(&sv->waiting) == 0 && LOAD(&sv->workers) < sv->max_workers) {
+		pthread_mutex_lock(&sv->lock);
+		worker_add(sv);
+		pthread_mutex_unlock(&sv->lock);
+	}
+}
+
+void serve_may_block(void)
+{
+	struct served *s = current.s;
+
+	if (!s || current.given_up)
+		return;
+	current.given_up = true;
+	if (!LOAD(&s->out))
+		watch(current.sv, EPOLL_CTL_MOD, fuse_session_fd(s->se),
+		      current.id, SESSION_EVENTS);
+	spare_worker(current.sv);
+}
+
+/*
+ * A worker takes a session from the set, disarmed, and serves its
+ * requests one after another while they come (the next one has often
+ * come by the time the answer to the last is written: its reader needs
+ * no other worker woken); when none is left, it arms the session again
+ * and waits for any. A request that may take long gives the session up
+ * first (serve_may_block()), and the worker then returns to the set.
+ */
 static void *worker_main(void *arg)
 {
 	struct serve *sv = arg;
 	struct fuse_buf buf = { 0 };
 	struct epoll_event ev;
 	struct fuse_session *se;
-	struct served *s;
+	struct served *s = NULL;
+	uint64_t id = 0;
 	int n, res;
 
+	current.sv = sv;
 	for (;;) {
-		n = epoll_wait(sv->epfd, &ev, 1, -1);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n <= 0)
-			continue;
-		if (ev.data.u64 == STOP_ID)
-			break;
-		pthread_mutex_lock(&sv->lock);
-		s = slot_of(sv, ev.data.u64);
-		if (!s || s->out) {
-			pthread_mutex_unlock(&sv->lock);
-			continue;
+		if (!s) {
+			ADD(&sv->waiting, 1);
+			n = epoll_wait(sv->epfd, &ev, 1, -1);
+			SUB(&sv->waiting, 1);
+			if (n < 0 && errno != EINTR)
+				break;
+			if (n <= 0)
+				continue;
+			if (ev.data.u64 == STOP_ID)
+				break;
+			id = ev.data.u64;
+			s = session_get(sv, id);
+			if (!s)
+				continue;
+			spare_worker(sv);
 		}
-		s->busy++;
 		se = s->se;
-		pthread_mutex_unlock(&sv->lock);
-
 		res = fuse_session_receive_buf(se, &buf);
-
-		pthread_mutex_lock(&sv->lock);
-		if (fuse_session_exited(se))
+		if (fuse_session_exited(se)) {
 			session_ended(sv, s, 0);
-		else if (res < 0 && res != -EAGAIN && res != -EINTR)
+		} else if (res < 0 && res != -EAGAIN && res != -EINTR) {
 			session_ended(sv, s, res);
-		else if (!s->out)
-			watch(sv, EPOLL_CTL_MOD, fuse_session_fd(se),
-			      ev.data.u64, SESSION_EVENTS);
-		if (res > 0) {
-			/* The last one waiting takes it: another waits. */
-			if (--sv->waiting == 0 &&
-			    sv->workers < sv->max_workers && !sv->stopping)
-				worker_add(sv);
-			pthread_mutex_unlock(&sv->lock);
+		} else if (res > 0) {
+			current.s = s;
+			current.id = id;
+			current.given_up = false;
 			fuse_session_process_buf(se, &buf);
-			pthread_mutex_lock(&sv->lock);
-			sv->waiting++;
+			current.s = NULL;
+			if (!current.given_up && !LOAD(&s->out))
+				continue; /* it holds the session still */
+		} else if (!LOAD(&s->out)) {
+			watch(sv, EPOLL_CTL_MOD, fuse_session_fd(se), id,
+			      SESSION_EVENTS);
 		}
-		if (--s->busy == 0)
-			pthread_cond_broadcast(&sv->idle_slot);
-		pthread_mutex_unlock(&sv->lock);
+		session_put(sv, s);
+		s = NULL;
 	}
+	if (s)
+		session_put(sv, s);
 	free(buf.mem);
 	return NULL;
 }
@@ -181,10 +246,11 @@ int serve_new(unsigned int max_workers, struct serve **out)
 		return -ENOMEM;
 	sv->max_workers = max_workers ? max_workers : 1;
 	sv->worker = calloc(sv->max_workers, sizeof(*sv->worker));
+	sv->slot = calloc(SERVE_MAX_SESSIONS, sizeof(*sv->slot));
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sv->ended_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!sv->worker || sv->epfd < 0 || sv->stop_fd < 0 ||
+	if (!sv->worker || !sv->slot || sv->epfd < 0 || sv->stop_fd < 0 ||
 	    sv->ended_fd < 0 ||
 	    watch(sv, EPOLL_CTL_ADD, sv->stop_fd, STOP_ID, EPOLLIN) < 0) {
 		if (sv->epfd >= 0)
@@ -193,6 +259,7 @@ int serve_new(unsigned int max_workers, struct serve **out)
 			close(sv->stop_fd);
 		if (sv->ended_fd >= 0)
 			close(sv->ended_fd);
+		free(sv->slot);
 		free(sv->worker);
 		free(sv);
 		return -ENOMEM;
@@ -208,70 +275,80 @@ int serve_start(struct serve *sv)
 	int ret = 0;
 
 	pthread_mutex_lock(&sv->lock);
-	if (!sv->started)
-		ret = worker_add(sv);
+	if (!sv->started) {
+		worker_add(sv);
+		ret = sv->workers ? 0 : -EAGAIN;
+	}
 	sv->started = ret == 0;
 	pthread_mutex_unlock(&sv->lock);
 	return ret;
 }
 
+/* A free slot, made when none is. Called locked. */
+static struct served *slot_free(struct serve *sv)
+{
+	struct served *s;
+	unsigned int i;
+
+	for (i = 0; i < sv->nslots; i++)
+		if (!sv->slot[i]->se && !LOAD(&sv->slot[i]->busy))
+			return sv->slot[i];
+	if (sv->nslots == SERVE_MAX_SESSIONS)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->out = true;
+	STORE(&sv->slot[sv->nslots], s);
+	STORE(&sv->nslots, sv->nslots + 1);
+	return s;
+}
+
 int serve_add(struct serve *sv, struct fuse_session *se, void *owner)
 {
 	int fd = fuse_session_fd(se), flags = fcntl(fd, F_GETFL);
-	struct served *s = NULL, *grown;
-	unsigned int i;
-	int ret = 0;
+	struct served *s;
+	uint64_t id;
+	int ret;
 
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return -errno;
 	pthread_mutex_lock(&sv->lock);
-	for (i = 0; i < sv->nslots && !s; i++)
-		if (!sv->slot[i].se && !sv->slot[i].busy)
-			s = &sv->slot[i];
+	s = slot_free(sv);
 	if (!s) {
-		grown = realloc(sv->slot,
-				(sv->nslots * 2 + 4) * sizeof(*grown));
-		if (!grown) {
-			pthread_mutex_unlock(&sv->lock);
-			return -ENOMEM;
-		}
-		memset(grown + sv->nslots, 0,
-		       (sv->nslots + 4) * sizeof(*grown));
-		sv->slot = grown;
-		s = &sv->slot[sv->nslots];
-		sv->nslots = sv->nslots * 2 + 4;
+		pthread_mutex_unlock(&sv->lock);
+		return sv->nslots == SERVE_MAX_SESSIONS ? -EMFILE : -ENOMEM;
 	}
 	s->se = se;
 	s->owner = owner;
-	s->gen++;
-	s->out = s->ended = s->taken = false;
+	s->ended = s->taken = false;
 	s->error = 0;
-	ret = watch(sv, EPOLL_CTL_ADD, fd, slot_id(sv, s), SESSION_EVENTS);
-	if (ret < 0)
+	STORE(&s->gen, s->gen + 1);
+	STORE(&s->out, false);
+	for (id = 0; id < sv->nslots && sv->slot[id] != s; id++)
+		;
+	id |= (uint64_t)s->gen << 32;
+	ret = watch(sv, EPOLL_CTL_ADD, fd, id, SESSION_EVENTS);
+	if (ret < 0) {
+		STORE(&s->out, true);
 		s->se = NULL;
+	}
 	pthread_mutex_unlock(&sv->lock);
 	return ret;
 }
 
-static struct served *slot_by_session(struct serve *sv, struct fuse_session *se)
-{
-	unsigned int i;
-
-	for (i = 0; i < sv->nslots; i++)
-		if (sv->slot[i].se == se)
-			return &sv->slot[i];
-	return NULL;
-}
-
 void serve_remove(struct serve *sv, struct fuse_session *se)
 {
-	struct served *s;
+	struct served *s = NULL;
+	unsigned int i;
 
 	pthread_mutex_lock(&sv->lock);
-	s = slot_by_session(sv, se);
+	for (i = 0; i < sv->nslots && !s; i++)
+		if (sv->slot[i]->se == se)
+			s = sv->slot[i];
 	if (s) {
 		unwatch(sv, s);
-		while (s->busy)
+		while (LOAD(&s->busy))
 			pthread_cond_wait(&sv->idle_slot, &sv->lock);
 		s->se = NULL;
 		s->owner = NULL;
@@ -295,7 +372,7 @@ void *serve_take_ended(struct serve *sv, int *error)
 	n = read(sv->ended_fd, &count, sizeof(count)); /* the scan tells */
 	(void)n;
 	for (i = 0; i < sv->nslots && !owner; i++) {
-		struct served *s = &sv->slot[i];
+		struct served *s = sv->slot[i];
 
 		if (s->se && s->ended && !s->taken) {
 			s->taken = true;
@@ -325,6 +402,8 @@ void serve_free(struct serve *sv)
 	close(sv->ended_fd);
 	pthread_cond_destroy(&sv->idle_slot);
 	pthread_mutex_destroy(&sv->lock);
+	for (i = 0; i < sv->nslots; i++)
+		free(sv->slot[i]);
 	free(sv->slot);
 	free(sv->worker);
 	free(sv);

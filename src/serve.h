@@ -23,6 +23,9 @@
 
 struct serve;
 
+/* The most sessions one pool serves: the daemon's own and 16,383 more. */
+#define SERVE_MAX_SESSIONS 16384
+
 /*
  * serve_new - a pool of at most @max_workers workers (1: a single
  * thread serves every request). No thread runs before serve_start().
@@ -39,7 +42,7 @@ int serve_start(struct serve *sv);
 /*
  * serve_add - serve @se from now on (its descriptor is made
  * non-blocking); @owner is what serve_take_ended() gives back when it
- * ends. 0 or -errno.
+ * ends. 0 or -errno (-EMFILE: SERVE_MAX_SESSIONS are served).
  */
 int serve_add(struct serve *sv, struct fuse_session *se, void *owner);
 
@@ -49,6 +52,13 @@ int serve_add(struct serve *sv, struct fuse_session *se, void *owner);
  * already out; removing it is allowed.
  */
 void serve_remove(struct serve *sv, struct fuse_session *se);
+
+/*
+ * serve_may_block - the request the calling worker serves may take long
+ * (a table of many tasks, a listing): other workers take the next
+ * requests of its session meanwhile. Nothing outside a worker.
+ */
+void serve_may_block(void);
 
 /* serve_ended_fd - readable while ended sessions wait to be taken. */
 int serve_ended_fd(const struct serve *sv);
