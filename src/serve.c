@@ -223,7 +223,8 @@ static void *worker_main(void *arg)
 			current.given_up = false;
 			fuse_session_process_buf(se, &buf);
 			current.s = NULL;
-			if (!current.given_up && !LOAD(&s->out))
+			if (!current.given_up && !LOAD(&s->out) &&
+			    !LOAD(&sv->stopping))
 				continue; /* it holds the session still */
 		} else if (!LOAD(&s->out)) {
 			watch(sv, EPOLL_CTL_MOD, fuse_session_fd(se), id,
@@ -391,7 +392,7 @@ void serve_free(struct serve *sv)
 	if (!sv)
 		return;
 	pthread_mutex_lock(&sv->lock);
-	sv->stopping = true;
+	STORE(&sv->stopping, true);
 	n = sv->workers;
 	pthread_mutex_unlock(&sv->lock);
 	poke(sv->stop_fd);
