@@ -2,16 +2,13 @@
  * serve: the workers that serve every FUSE session of the daemon.
  *
  * The workers share one epoll set holding every session's descriptor
- * with EPOLLONESHOT: a request wakes one waiting worker, and no other
- * is woken for that session until that worker has taken the request
- * and armed the descriptor again, before answering it (so that the
- * next request may be taken meanwhile). No worker is woken for a
- * request another one took. An eventfd in the set, always readable
- * once written, stops them all.
+ * with EPOLLONESHOT: a request wakes one waiting worker, and none is
+ * woken for that session again until it is armed again: by its worker
+ * when no request of it is left, or by serve_may_block(). An eventfd in
+ * the set, always readable once written, stops them all.
  *
  * A request takes no lock: on one CPU, a worker woken while another
- * held one would only be put to sleep again, at two context switches
- * a request. A session is named in the set by its slot and a
+ * held one would only be put to sleep again, at two context switches. A session is named in the set by its slot and a
  * generation; a worker counts itself in (busy) and then checks that
  * the slot still holds that session, and serve_remove() marks it out
  * and then waits for busy to drop to 0, so that neither misses the
