@@ -99,11 +99,9 @@ static int in_namespace(int mntfd, const char *target, const char *opts)
 	if (pid == 0) {
 		if (setns(mntfd, CLONE_NEWNS) < 0)
 			_exit(errno);
+		/* The path as mount(2) took it: a link followed. */
 		if (!opts)
-			_exit(umount2(target, MNT_DETACH | UMOUNT_NOFOLLOW) <
-					      0 ?
-				      errno :
-				      0);
+			_exit(umount2(target, MNT_DETACH) < 0 ? errno : 0);
 		if (stat(target, &st) < 0)
 			_exit(errno);
 		if (!S_ISDIR(st.st_mode))
