@@ -262,9 +262,11 @@ test_expect_success 'detach removes one mount, in its namespace' '
 '
 
 test_expect_success 'a container whose processes are all gone loses its mount' '
+	start=$(date +%s%N) &&
 	kill -KILL ${INIT[2]} &&
 	{ wait ${UNSHARE[2]} 2>/dev/null || :; } &&
 	wait_attached_count $((N - 2)) &&
+	echo "# gone from timingfsctl mounts $((($(date +%s%N) - start) / 1000000)) ms after the kill" &&
 	! grep -q "init ${INIT[2]} " <("$TIMINGFSCTL" mounts) &&
 	is_running $TFS_PID &&
 	in_container 3 test -r "$TARGET/proc/1/threads/1/cycles"
