@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,20 @@ struct fs_dropper {
 	struct fs *busy; /* the mount whose name is being dropped */
 };
 
+/*
+ * What an open file or directory holds until its release: listed, so
+ * that what is still open when the daemon stops (a RELEASE the kernel
+ * queued that no worker took) is freed with the mount.
+ */
+struct fs_held {
+	struct fs_held *prev, *next;
+	bool listing; /* a struct fs_listing, else a struct fs_text */
+};
+
 struct fs {
 	struct tree_env env;
+	pthread_mutex_t held_lock;
+	struct fs_held held; /* the list's head */
 	struct fuse_session *se;
 	struct snapshots *snaps; /* the files' inodes the kernel holds */
 	struct fs_dropper *dropper;
@@ -61,6 +74,7 @@ struct fs {
  * each starts; offsets are entry indices (tree_listing_slice()).
  */
 struct fs_listing {
+	struct fs_held held;
 	fuse_req_t req;
 	struct rbuf entries;
 	size_t *start; /* start[i]: entry i; start[count]: the end */
@@ -382,13 +396,51 @@ static double entry_timeout(const struct request *r, const struct node *n,
 	return FS_TIMEOUT_S;
 }
 
+/* A file's content; snapshot.h frees one it holds as the rbuf it is. */
+struct fs_text {
+	struct rbuf buf; /* first */
+	struct fs_held held; /* while an open file holds it */
+};
+
 static struct rbuf *text_new(void)
 {
-	struct rbuf *text = malloc(sizeof(*text));
+	struct fs_text *t = malloc(sizeof(*t));
 
-	if (text)
-		rbuf_init(text);
-	return text;
+	if (!t)
+		return NULL;
+	rbuf_init(&t->buf);
+	return &t->buf;
+}
+
+static struct fs_held *text_held(struct rbuf *text)
+{
+	return &((struct fs_text *)(void *)text)->held;
+}
+
+static struct rbuf *held_text(struct fs_held *h)
+{
+	return &((struct fs_text *)(void *)((char *)h -
+					    offsetof(struct fs_text, held)))
+			->buf;
+}
+
+static void hold(struct fs *fs, struct fs_held *h, bool listing)
+{
+	h->listing = listing;
+	pthread_mutex_lock(&fs->held_lock);
+	h->next = fs->held.next;
+	h->prev = &fs->held;
+	h->next->prev = h;
+	fs->held.next = h;
+	pthread_mutex_unlock(&fs->held_lock);
+}
+
+static void unhold(struct fs *fs, struct fs_held *h)
+{
+	pthread_mutex_lock(&fs->held_lock);
+	h->prev->next = h->next;
+	h->next->prev = h->prev;
+	pthread_mutex_unlock(&fs->held_lock);
 }
 
 static void text_free(struct rbuf *text)
@@ -705,8 +757,10 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)text;
+	hold(fs, text_held(text), false);
 	if (fuse_reply_open(req, fi) != 0) {
 		/* The opener was interrupted: no release will come. */
+		unhold(fs, text_held(text));
 		text_free(text);
 		snapshots_release(fs->snaps, ino);
 	}
@@ -749,7 +803,10 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	text_free((struct rbuf *)(uintptr_t)fi->fh);
+	struct rbuf *text = (struct rbuf *)(uintptr_t)fi->fh;
+
+	unhold(req_fs(req), text_held(text));
+	text_free(text);
 	snapshots_release(req_fs(req)->snaps, ino);
 	fuse_reply_err(req, 0);
 }
@@ -844,8 +901,11 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		goto out;
 	}
 	fi->fh = (uint64_t)(uintptr_t)l;
-	if (fuse_reply_open(req, fi) != 0)
+	hold(req_fs(req), &l->held, true);
+	if (fuse_reply_open(req, fi) != 0) {
+		unhold(req_fs(req), &l->held);
 		listing_free(l);
+	}
 out:
 	req_end(&r);
 }
@@ -866,8 +926,11 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
+	struct fs_listing *l = (struct fs_listing *)(uintptr_t)fi->fh;
+
 	(void)ino;
-	listing_free((struct fs_listing *)(uintptr_t)fi->fh);
+	unhold(req_fs(req), &l->held);
+	listing_free(l);
 	fuse_reply_err(req, 0);
 }
 
@@ -1037,6 +1100,8 @@ int fs_new(struct engine *engine, struct views *views,
 	fs->env.uid = getuid();
 	fs->env.gid = getgid();
 	fs->dropper = dropper;
+	pthread_mutex_init(&fs->held_lock, NULL);
+	fs->held.next = fs->held.prev = &fs->held;
 	pthread_mutex_lock(&dropper->lock);
 	if (dropper->mounts) {
 		fs->next = dropper->mounts->next;
@@ -1069,6 +1134,16 @@ void fs_free(struct fs *fs)
 	if (!fs)
 		return;
 	fs_destroy(fs);
+	while (fs->held.next != &fs->held) {
+		struct fs_held *h = fs->held.next;
+
+		unhold(fs, h);
+		if (h->listing)
+			listing_free((struct fs_listing *)(void *)h);
+		else
+			text_free(held_text(h));
+	}
+	pthread_mutex_destroy(&fs->held_lock);
 	snapshots_free(fs->snaps);
 	free(fs);
 }
