@@ -764,7 +764,7 @@ start_timingfs() {
 # With TEST_DAEMON_NOIOCTL set non-empty, the daemon runs under
 # helper-noioctl, which execs it: $! is the daemon all the same.
 start_timingfs_on() {
-	local name=$1 dir=$2 pid status
+	local name=$1 dir=$2 pid status test_started_
 	local control=$TIMINGFS_CONTROL
 	shift 2
 	# The daemon of start_timingfs answers on $TIMINGFS_CONTROL, each
@@ -780,24 +780,37 @@ start_timingfs_on() {
 	fi
 	pid=$!
 	printf -v "${name}_PID" %s "$pid"
+	# What the poll saw decides, never a look after it: a mount seen
+	# may be gone the moment after (a stale one the daemon clears).
+	test_started_=
 	test_poll_ 20 test_mounted_or_gone_ "$dir" "$pid"
-	is_mounted "$dir" && return 0
-	if is_running "$pid"; then
-		test_say_ "waited 20 s for timingfs (pid $pid) to mount on $dir; it has not (ended now), its stderr:"
-		kill_tree "$pid" TERM
-		unmount_timingfs_on "$name" "$dir"
-	else
+	case $test_started_ in
+	mounted) return 0 ;;
+	gone)
 		unmount_timingfs_on "$name" "$dir"
 		status=${name}_STATUS
 		test_say_ "timingfs (pid $pid) exited ${!status} before it mounted on $dir, its stderr:"
-	fi
+		;;
+	*)
+		test_say_ "waited 20 s for timingfs (pid $pid) to mount on $dir; it has not (ended now), its stderr:"
+		kill_tree "$pid" TERM
+		unmount_timingfs_on "$name" "$dir"
+		;;
+	esac
 	cat "$TRASH/$name.err" >&2
 	return 1
 }
 
-# test_mounted_or_gone_ DIR PID: DIR is mounted, or PID is no more.
+# test_mounted_or_gone_ DIR PID: DIR is mounted, or PID is no more;
+# which of them in $test_started_ (mounted, gone).
 test_mounted_or_gone_() {
-	is_mounted "$1" || ! is_running "$2"
+	if is_mounted "$1"; then
+		test_started_=mounted
+	elif ! is_running "$2"; then
+		test_started_=gone
+	else
+		return 1
+	fi
 }
 
 mount_timingfs() {
