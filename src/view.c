@@ -40,6 +40,15 @@ struct ns_chain {
 	ino_t ns;
 	unsigned int depth;
 	ino_t up[NSPID_LEVELS_MAX];
+	/*
+	 * In the table: the namespace, held open. A namespace's inode
+	 * number is given to a new one once it is gone; held, it is not
+	 * gone, and the number names no other namespace while its chain
+	 * is kept (a container's namespace nested in another took the
+	 * number of one that had just ended, and its processes were
+	 * taken for the ended one's, outside the view they were in).
+	 */
+	int fd;
 };
 
 /* The chains of the namespaces met, replaced round the table. */
@@ -237,12 +246,19 @@ static bool ns_within(struct views *vs, pid_t pid, ino_t ns, unsigned int level,
 		close(fd);
 		return false; /* gone meanwhile, or not below the daemon's */
 	}
-	close(fd);
+	made.fd = fd;
 	pthread_mutex_lock(&vs->chains_lock);
-	i = vs->nchains < NS_CHAINS ? vs->nchains++ :
-				      vs->next_chain++ % NS_CHAINS;
+	if (vs->nchains < NS_CHAINS) {
+		i = vs->nchains++;
+		fd = -1;
+	} else {
+		i = vs->next_chain++ % NS_CHAINS;
+		fd = vs->chain[i].fd; /* the one it replaces */
+	}
 	vs->chain[i] = made;
 	pthread_mutex_unlock(&vs->chains_lock);
+	if (fd >= 0)
+		close(fd);
 	return made.depth > level && made.up[level] == in;
 }
 
@@ -572,6 +588,8 @@ void views_free(struct views *vs)
 	map_free(vs->slot[VIEW_OWN].map);
 	if (vs->pinned_fd >= 0)
 		close(vs->pinned_fd);
+	for (i = 0; i < vs->nchains; i++)
+		close(vs->chain[i].fd);
 	pthread_mutex_destroy(&vs->chains_lock);
 	pthread_mutex_destroy(&vs->seen_lock);
 	pthread_mutex_destroy(&vs->lock);
