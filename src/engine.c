@@ -348,7 +348,7 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 			       const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	int fd, ret;
+	int fd, ret, attempt;
 
 	if (pid <= 0 || tid < 0)
 		return -ENOENT;
@@ -368,10 +368,20 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 		ret = read_and_keep(e, pid, tid, name, path, buf, size);
 	else
 		ret = procfile_read(path, buf, size);
-	if (ret == -ENOENT) {
-		task_path(e, path, sizeof(path), pid, tid, "");
-		if (access(path, F_OK) == 0)
+	/*
+	 * The task's directory there, its file not: read it once more,
+	 * for a new task may have taken the number of one that exited
+	 * between the two looks (thousands of threads a second do).
+	 */
+	for (attempt = 0; ret == -ENOENT && attempt < 2; attempt++) {
+		char dir[PATH_MAX];
+
+		task_path(e, dir, sizeof(dir), pid, tid, "");
+		if (access(dir, F_OK) != 0)
+			return -ENOENT;
+		if (attempt == 1)
 			return -EIO;
+		ret = procfile_read(path, buf, size);
 	}
 	if (ret < 0 && ret != -ENOENT && ret != -EFBIG)
 		return -EIO;
