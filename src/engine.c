@@ -344,11 +344,19 @@ static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
  * makes a file anew at a read from its start, so only the live /proc's
  * files are kept open.
  */
+static bool task_dir_there(const struct engine *e, pid_t pid, pid_t tid)
+{
+	char dir[PATH_MAX];
+
+	task_path(e, dir, sizeof(dir), pid, tid, "");
+	return access(dir, F_OK) == 0;
+}
+
 static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 			       const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	int fd, ret, attempt;
+	int fd, ret;
 
 	if (pid <= 0 || tid < 0)
 		return -ENOENT;
@@ -373,15 +381,10 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 	 * for a new task may have taken the number of one that exited
 	 * between the two looks (thousands of threads a second do).
 	 */
-	for (attempt = 0; ret == -ENOENT && attempt < 2; attempt++) {
-		char dir[PATH_MAX];
-
-		task_path(e, dir, sizeof(dir), pid, tid, "");
-		if (access(dir, F_OK) != 0)
-			return -ENOENT;
-		if (attempt == 1)
-			return -EIO;
+	if (ret == -ENOENT && task_dir_there(e, pid, tid)) {
 		ret = procfile_read(path, buf, size);
+		if (ret == -ENOENT && task_dir_there(e, pid, tid))
+			return -EIO;
 	}
 	if (ret < 0 && ret != -ENOENT && ret != -EFBIG)
 		return -EIO;

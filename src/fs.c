@@ -453,8 +453,8 @@ static void text_free(struct rbuf *text)
 
 /*
  * The content of file @n, now, for the reader of @r, in a new buffer.
- * A table grows with the tasks it lists (milliseconds for thousands):
- * other workers take the mount's next requests meanwhile.
+ * While a table is made (milliseconds for thousands of tasks), other
+ * workers take the mount's next requests.
  */
 static int render_text(struct request *r, const struct node *n,
 		       struct rbuf **out)
@@ -464,7 +464,7 @@ static int render_text(struct request *r, const struct node *n,
 
 	if (!text)
 		return -ENOMEM;
-	if (strstr(tree_file_name(n), "table"))
+	if (tree_grows(n))
 		serve_may_block();
 	ret = tree_render(r, n, text);
 	if (ret < 0) {
@@ -890,7 +890,8 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	}
 	if (ret == 0) {
 		l->req = req;
-		serve_may_block(); /* proc/ and threads/ list thousands */
+		if (tree_grows(&n))
+			serve_may_block();
 		ret = tree_list(&r, &n, listing_add, l);
 		l->req = NULL;
 	}

@@ -1,8 +1,10 @@
 /*
- * main: timingfs's command line, configuration and lifetime.
+ * main: timingfs's command line and configuration.
  *
  * Parses the options (ours, then libfuse's), loads the configuration,
- * builds the engine, mounts and serves until unmounted or signalled.
+ * builds the engine and the daemon's own mount, and hands them to
+ * daemon_run() (daemon.h), which mounts and serves until unmounted or
+ * signalled.
  * This is the only place that exits; the exit status says what went
  * wrong: 0 after a clean unmount or SIGTERM/SIGINT, 1 when it cannot
  * mount or serve, 2 for bad usage or a bad configuration.
@@ -21,10 +23,8 @@
  * and how to clear it, or with -o unmount_stale clears it itself.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

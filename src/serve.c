@@ -54,7 +54,7 @@ struct serve {
 	int epfd; /* every session, and stop_fd */
 	pthread_t *worker;
 	unsigned int workers, max_workers;
-	unsigned int waiting; /* workers not inside a request */
+	unsigned int waiting; /* workers waiting in epoll_wait() */
 	bool started, stopping;
 	int stop_fd; /* readable: every worker returns */
 	int ended_fd; /* eventfd: sessions ended, to take */
@@ -109,6 +109,16 @@ static void session_ended(struct serve *sv, struct served *s, int error)
 	pthread_mutex_unlock(&sv->lock);
 }
 
+/* Count a worker out of @s; serve_remove() may wait for the last. */
+static void session_put(struct serve *sv, struct served *s)
+{
+	if (SUB(&s->busy, 1) == 0 && LOAD(&s->out)) {
+		pthread_mutex_lock(&sv->lock);
+		pthread_cond_broadcast(&sv->idle_slot);
+		pthread_mutex_unlock(&sv->lock);
+	}
+}
+
 /*
  * The session that event @id names, counted busy; NULL when it has gone
  * (the event raced with its removal).
@@ -124,21 +134,8 @@ static struct served *session_get(struct serve *sv, uint64_t id)
 	ADD(&s->busy, 1);
 	if (LOAD(&s->gen) == (uint32_t)(id >> 32) && !LOAD(&s->out))
 		return s;
-	if (SUB(&s->busy, 1) == 0 && LOAD(&s->out)) {
-		pthread_mutex_lock(&sv->lock);
-		pthread_cond_broadcast(&sv->idle_slot);
-		pthread_mutex_unlock(&sv->lock);
-	}
+	session_put(sv, s);
 	return NULL;
-}
-
-static void session_put(struct serve *sv, struct served *s)
-{
-	if (SUB(&s->busy, 1) == 0 && LOAD(&s->out)) {
-		pthread_mutex_lock(&sv->lock);
-		pthread_cond_broadcast(&sv->idle_slot);
-		pthread_mutex_unlock(&sv->lock);
-	}
 }
 
 /* The request this worker serves: serve_may_block() gives its session up. */
@@ -282,51 +279,49 @@ int serve_start(struct serve *sv)
 	return ret;
 }
 
-/* A free slot, made when none is. Called locked. */
-static struct served *slot_free(struct serve *sv)
+/* The index of a free slot, made when none is; -1. Called locked. */
+static int slot_free(struct serve *sv)
 {
 	struct served *s;
 	unsigned int i;
 
 	for (i = 0; i < sv->nslots; i++)
 		if (!sv->slot[i]->se && !LOAD(&sv->slot[i]->busy))
-			return sv->slot[i];
+			return (int)i;
 	if (sv->nslots == SERVE_MAX_SESSIONS)
-		return NULL;
+		return -1;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return NULL;
+		return -1;
 	s->out = true;
 	STORE(&sv->slot[sv->nslots], s);
 	STORE(&sv->nslots, sv->nslots + 1);
-	return s;
+	return (int)i;
 }
 
 int serve_add(struct serve *sv, struct fuse_session *se, void *owner)
 {
 	int fd = fuse_session_fd(se), flags = fcntl(fd, F_GETFL);
 	struct served *s;
-	uint64_t id;
-	int ret;
+	int i, ret;
 
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return -errno;
 	pthread_mutex_lock(&sv->lock);
-	s = slot_free(sv);
-	if (!s) {
+	i = slot_free(sv);
+	if (i < 0) {
 		pthread_mutex_unlock(&sv->lock);
 		return sv->nslots == SERVE_MAX_SESSIONS ? -EMFILE : -ENOMEM;
 	}
+	s = sv->slot[i];
 	s->se = se;
 	s->owner = owner;
 	s->ended = s->taken = false;
 	s->error = 0;
 	STORE(&s->gen, s->gen + 1);
 	STORE(&s->out, false);
-	for (id = 0; id < sv->nslots && sv->slot[id] != s; id++)
-		;
-	id |= (uint64_t)s->gen << 32;
-	ret = watch(sv, EPOLL_CTL_ADD, fd, id, SESSION_EVENTS);
+	ret = watch(sv, EPOLL_CTL_ADD, fd, (uint64_t)s->gen << 32 | (uint32_t)i,
+		    SESSION_EVENTS);
 	if (ret < 0) {
 		STORE(&s->out, true);
 		s->se = NULL;

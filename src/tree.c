@@ -36,11 +36,17 @@ struct entry {
 	unsigned int slot;
 	check_fn check;
 	list_fn list;
+	bool grows; /* as long as the tasks it lists: a table, proc/, threads/ */
 };
 
 #define E_DIR(PARENT, NAME)                                       \
 	{                                                         \
 		.parent = PARENT, .name = NAME, .mode = DIR_MODE, \
+	}
+#define E_TASKS_DIR(PARENT, NAME)                                 \
+	{                                                         \
+		.parent = PARENT, .name = NAME, .mode = DIR_MODE, \
+		.grows = true,                                    \
 	}
 #define E_NUMBERED(PARENT, PREFIX, SLOT, CHECK, LIST)                 \
 	{                                                             \
@@ -51,6 +57,11 @@ struct entry {
 	{                                                          \
 		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
 		.show = SHOW,                                      \
+	}
+#define E_TABLE(PARENT, NAME, SHOW)                                \
+	{                                                          \
+		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
+		.show = SHOW, .grows = true,                       \
 	}
 #define E_TASK(PARENT, NAME, RENDER, NEED)                         \
 	{                                                          \
@@ -79,9 +90,9 @@ static const struct entry tree[] = {
 	[K_GROUPS] = E_DIR(K_ROOT, "groups"),
 	[K_GROUP] = E_NUMBERED(K_GROUPS, "", 0, check_group, list_groups),
 	[K_CPU] = E_NUMBERED(K_GROUP, "cpu", 1, check_cpu, list_cpus),
-	[K_PROC] = E_DIR(K_ROOT, "proc"),
+	[K_PROC] = E_TASKS_DIR(K_ROOT, "proc"),
 	[K_TGID] = E_NUMBERED(K_PROC, "", 0, check_pid, list_pids),
-	[K_THREADS] = E_DIR(K_TGID, "threads"),
+	[K_THREADS] = E_TASKS_DIR(K_TGID, "threads"),
 	[K_TID] = E_NUMBERED(K_THREADS, "", 1, check_tid, list_tids),
 	/* Files and links. */
 	E_FILE(K_ROOT, "info", show_info),
@@ -91,8 +102,8 @@ static const struct entry tree[] = {
 	E_FILE(K_CPU, "idle_cycles", show_cpu_idle),
 	E_FILE(K_CPU, "cpu", show_cpu_number),
 	E_LINK(K_PROC, "self", link_self),
-	E_FILE(K_PROC, "table", show_table),
-	E_FILE(K_TGID, "threads.table", show_threads_table),
+	E_TABLE(K_PROC, "table", show_table),
+	E_TABLE(K_TGID, "threads.table", show_threads_table),
 	TASK_FILES(K_TGID),
 	TASK_FILES(K_TID),
 };
@@ -198,6 +209,11 @@ const char *tree_file_name(const struct node *n)
 	const struct entry *ent = entry_of(n);
 
 	return ent->check ? "" : ent->name;
+}
+
+bool tree_grows(const struct node *n)
+{
+	return entry_of(n)->grows;
 }
 
 /* The owner of @n as the checks on its path leave it; the mode. */

@@ -57,6 +57,13 @@ void tree_parent(const struct node *n, struct node *parent);
 const char *tree_file_name(const struct node *n);
 
 /*
+ * tree_grows - whether the content or listing of @n is as long as the
+ * tasks it lists (a table, proc/, threads/): thousands take
+ * milliseconds to make, where any other node takes microseconds.
+ */
+bool tree_grows(const struct node *n);
+
+/*
  * tree_check - whether @n exists now for the reader of @r (every
  * numbered directory on its path is asked), and its attributes.
  */

@@ -81,13 +81,6 @@ host_of() {
 	return 1
 }
 
-# in_ns INIT CMD...: CMD in the PID and mount namespaces of INIT.
-in_ns() {
-	local init=$1
-	shift
-	nsenter -t "$init" -p -m "$@"
-}
-
 # in_pidns INIT CMD...: CMD in the PID namespace of INIT, the host's
 # mounts (and /proc). There LeakSanitizer, in a sanitized build of the
 # test's helpers, cannot find its own process in /proc: no leak check.

@@ -47,7 +47,7 @@ mounted_in() {
 in_container() {
 	local i=$1
 	shift
-	nsenter -t "${INIT[$i]}" -m -p -- "$@"
+	in_ns "${INIT[$i]}" "$@"
 }
 
 # attached_count: the lines of timingfsctl mounts.

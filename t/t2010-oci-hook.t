@@ -57,13 +57,6 @@ stop_container() {
 	return 0
 }
 
-# in_ns INIT CMD...: CMD in the mount and PID namespaces of INIT.
-in_ns() {
-	local init=$1
-	shift
-	nsenter -t "$init" -m -p "$@"
-}
-
 # json_str STRING: STRING as the inside of a JSON string.
 json_str() {
 	printf '%s' "$1" | sed 's/[\\"]/\\&/g'

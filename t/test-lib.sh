@@ -266,6 +266,13 @@ children_of() {
 	echo "$c"
 }
 
+# in_ns INIT CMD...: CMD in the PID and mount namespaces of INIT.
+in_ns() {
+	local init=$1
+	shift
+	nsenter -t "$init" -p -m "$@"
+}
+
 # child_of PID: the (first) child of PID, waiting up to 10 s for it
 # (a margin for a loaded machine); says so when none came.
 child_of() {
