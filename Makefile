@@ -40,10 +40,11 @@ LDLIBS = $(PKG_LIBS) -lpthread
 
 # The engine, configuration and rendering: everything but the FUSE
 # layer and main, linked into the daemon and every unit test.
-LIB_SRCS = $(filter-out src/main.c src/fs.c src/attach.c src/daemon.c \
+LIB_SRCS = $(filter-out src/main.c src/fs.c src/attach.c src/nsmount.c src/daemon.c \
 	src/timingfsctl.c,$(wildcard src/*.c))
 LIB_OBJS = $(LIB_SRCS:.c=.o)
-DAEMON_OBJS = $(LIB_OBJS) src/fs.o src/attach.o src/daemon.o src/main.o
+DAEMON_OBJS = $(LIB_OBJS) src/fs.o src/attach.o src/nsmount.o src/daemon.o \
+	src/main.o
 CTL_OBJS = src/timingfsctl.o src/control.o
 
 UNIT_SRCS = $(wildcard t/unit-*.c)

@@ -2,6 +2,7 @@
  * daemon: the serving daemon's lifetime (daemon.h).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,9 +172,23 @@ static void reply(int sock, const char *status, const char *text)
 	control_send(sock, field, 2, NULL, 0);
 }
 
-/* One request of timingfsctl, on the connection @sock. */
-static void control_request(struct daemon *d, int sock)
+/* An attach or detach is over: answer the connection that asked. */
+static void answer_later(void *arg, int ret, const char *text)
 {
+	int sock = (int)(intptr_t)arg;
+
+	reply(sock, ret == 0 ? "0" : "1", text);
+	close(sock);
+}
+
+/*
+ * One request of timingfsctl, on the connection @sock. Whether the
+ * connection is kept, to be answered when an attach or detach is over.
+ */
+static bool control_request(struct daemon *d, int sock)
+{
+	void *later = (void *)(intptr_t)sock;
+	bool kept = false;
 	static struct control_msg m; /* the main thread's alone */
 	static char text[CONTROL_MAX_MSG - 8];
 	const char *cmd;
@@ -182,19 +197,24 @@ static void control_request(struct daemon *d, int sock)
 	text[0] = '\0';
 	if (control_recv(sock, &m) < 0 || m.nfields < 1) {
 		reply(sock, "2", "not a request of timingfsctl");
-		return;
+		return false;
 	}
 	cmd = m.field[0];
 	if (control_peer_uid(sock) != 0) {
 		reply(sock, "1", "only root may attach and detach mounts");
 	} else if (!strcmp(cmd, "attach") && m.nfields == 3 && m.nfds == 2) {
 		ret = attach_add(d->attached, m.fd[0], m.fd[1], m.field[1],
-				 m.field[2], text, sizeof(text));
-		reply(sock, ret == 0 ? "0" : ret == -EINVAL ? "2" : "1", text);
+				 m.field[2], answer_later, later, text,
+				 sizeof(text));
+		kept = ret == 0;
+		if (!kept)
+			reply(sock, ret == -EINVAL ? "2" : "1", text);
 	} else if (!strcmp(cmd, "detach") && m.nfields == 2 && m.nfds == 1) {
-		ret = attach_remove(d->attached, m.fd[0], m.field[1], text,
-				    sizeof(text));
-		reply(sock, ret == 0 ? "0" : "1", text);
+		ret = attach_remove(d->attached, m.fd[0], m.field[1],
+				    answer_later, later, text, sizeof(text));
+		kept = ret == 0;
+		if (!kept)
+			reply(sock, "1", text);
 	} else if (!strcmp(cmd, "mounts") && m.nfields == 1) {
 		attach_list(d->attached, text, sizeof(text));
 		reply(sock, "0", text);
@@ -202,6 +222,7 @@ static void control_request(struct daemon *d, int sock)
 		reply(sock, "2", "not a request of timingfsctl");
 	}
 	control_close_fds(&m);
+	return kept;
 }
 
 static void control_accept(struct daemon *d)
@@ -215,8 +236,8 @@ static void control_accept(struct daemon *d)
 	/* A client that sends nothing does not hold the daemon up. */
 	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
 	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
-	control_request(d, sock);
-	close(sock);
+	if (!control_request(d, sock))
+		close(sock);
 }
 
 /* The sessions that ended: the own mount's ends the daemon. */
@@ -263,18 +284,13 @@ static void main_loop(struct daemon *d)
 	int i, n, timeout;
 
 	while (d->status < 0) {
-		timeout = attach_fd(d->attached) < 0 &&
-					  attach_count(d->attached) ?
-				  ATTACH_POLL_MS :
-				  -1;
+		timeout = attach_timeout_ms(d->attached);
 		n = epoll_wait(d->epfd, ev, 8, timeout);
 		if (n < 0 && errno != EINTR) {
 			log_msg(LOG_ERR, "waiting for events: %s",
 				strerror(errno));
 			d->status = EXIT_SERVE;
 		}
-		if (n == 0)
-			attach_reap(d->attached);
 		for (i = 0; i < n; i++) {
 			switch (ev[i].data.u32) {
 			case EV_SIGNAL:
@@ -287,10 +303,10 @@ static void main_loop(struct daemon *d)
 				control_accept(d);
 				break;
 			case EV_ATTACHED:
-				attach_reap(d->attached);
-				break;
+				break; /* attach_tick() below */
 			}
 		}
+		attach_tick(d->attached);
 	}
 }
 
