@@ -21,6 +21,11 @@
 #define CONTROL_MAX_MSG 65536
 #define CONTROL_MAX_FIELDS 8
 #define CONTROL_MAX_FDS 2
+/*
+ * The daemon answers every request within this many seconds (attach.h:
+ * what enters a container is killed before); timingfsctl waits no more.
+ */
+#define CONTROL_ANSWER_S 10
 
 /* One message: its fields, and the descriptors that came with it. */
 struct control_msg {

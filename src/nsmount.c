@@ -268,8 +268,8 @@ static int mount_by_fd(int fds, int fdinfo, int parent, int dir,
 static int mount_child(int mntns_fd, char *target, int mfd, const char *opts,
 		       int sock)
 {
-	int fds, fdinfo, parent, dir, err;
-	const char *name;
+	int fds, fdinfo, parent = -1, dir = -1, err;
+	const char *name = NULL;
 
 	/* The daemon's own procfs, before the container's replaces it. */
 	fds = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);

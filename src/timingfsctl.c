@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
@@ -116,6 +118,7 @@ static int ask(const char *const *field, unsigned int nfields, const int *fd,
 	       unsigned int nfds)
 {
 	static struct control_msg m;
+	struct timeval limit = { .tv_sec = CONTROL_ANSWER_S };
 	const char *path = control_path();
 	int sock, ret, status;
 
@@ -126,10 +129,14 @@ static int ask(const char *const *field, unsigned int nfields, const int *fd,
 			    path);
 	if (sock < 0)
 		return fail("%s: %s", path, strerror(-sock));
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
 	ret = control_send(sock, field, nfields, fd, nfds);
 	if (ret == 0)
 		ret = control_recv(sock, &m);
 	close(sock);
+	if (ret == -EAGAIN)
+		return fail("the daemon at %s did not answer in %d s", path,
+			    CONTROL_ANSWER_S);
 	if (ret == -EPIPE || (ret == 0 && m.nfields < 2))
 		return fail("the daemon at %s closed the connection without "
 			    "an answer",
