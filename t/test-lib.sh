@@ -57,6 +57,9 @@
 #                           the nsfs ioctls that translate numbers (before
 #                           6.10); the pid is still the daemon's. A daemon
 #                           a test runs by "$TIMINGFS" itself is not.
+#   TEST_DAEMON_OLDKERNEL   the same with t/bin/helper-oldkernel: as on
+#                           a kernel without the mount API and pidfds
+#                           (before 5.2)
 #   mount_timingfs CONF [ARGS...]       start_timingfs -c CONF ARGS...
 #   unmount_timingfs        unmount, reap it: $TFS_STATUS
 #   wait_mounted [DIR]      up to 20 s for DIR ($MNT) to be mounted
@@ -769,7 +772,8 @@ start_timingfs() {
 # start_timingfs_on NAME DIR ARGS...: as start_timingfs, for a second
 # daemon on DIR: its pid in ${NAME}_PID, its stderr in $TRASH/NAME.err.
 # With TEST_DAEMON_NOIOCTL set non-empty, the daemon runs under
-# helper-noioctl, which execs it: $! is the daemon all the same.
+# helper-noioctl, which execs it: $! is the daemon all the same; with
+# TEST_DAEMON_OLDKERNEL, under helper-oldkernel likewise.
 start_timingfs_on() {
 	local name=$1 dir=$2 pid status test_started_
 	local control=$TIMINGFS_CONTROL
@@ -780,6 +784,9 @@ start_timingfs_on() {
 	: >"$TRASH/$name.err"
 	if [ -n "${TEST_DAEMON_NOIOCTL:-}" ]; then
 		TIMINGFS_CONTROL=$control "$BIN/helper-noioctl" "$TIMINGFS" \
+			-f "$@" "$dir" 2>>"$TRASH/$name.err" &
+	elif [ -n "${TEST_DAEMON_OLDKERNEL:-}" ]; then
+		TIMINGFS_CONTROL=$control "$BIN/helper-oldkernel" "$TIMINGFS" \
 			-f "$@" "$dir" 2>>"$TRASH/$name.err" &
 	else
 		TIMINGFS_CONTROL=$control "$TIMINGFS" -f "$@" "$dir" \
