@@ -570,6 +570,8 @@ static void child_error(const struct attached *m, int ret, char *text,
 		why = "not a directory";
 	else if (ret == -EINVAL && m->state == M_ATTACHING)
 		why = "not a path to a directory below / without \"..\"";
+	else if (ret == -EBUSY && m->state == M_DETACHING)
+		why = "something is mounted on it (left alone)";
 	snprintf(text, size, "%s: %s in that mount namespace", m->target, why);
 }
 

@@ -286,16 +286,54 @@ static int mount_child(int mntns_fd, char *target, int mfd, const char *opts,
 	return mount_by_fd(fds, fdinfo, parent, dir, name, opts, sock);
 }
 
-static int umount_child(int mntns_fd, int mfd)
+/*
+ * Whether the mountinfo file @fd lists a mount whose parent is the
+ * mount @id (its second field), read in pieces of any length.
+ */
+static bool has_child_mount(int fd, long id)
 {
+	unsigned int field = 0; /* 0: the first, 1: the second, 2: later */
+	long parent = 0;
+	char buf[4096];
+	ssize_t n, i;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (c == '\n') {
+				field = 0;
+				parent = 0;
+			} else if (field < 2 && c == ' ') {
+				if (++field == 2 && parent == id)
+					return true;
+			} else if (field == 1 && c >= '0' && c <= '9') {
+				parent = parent * 10 + (c - '0');
+			}
+		}
+	return false;
+}
+
+static int umount_child(int mntns_fd, int mfd, long id)
+{
+	int fds, self, info;
 	char num[12];
-	int fds;
 
 	fds = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fds < 0)
+	self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fds < 0 || self < 0)
 		return errno;
 	if (setns(mntns_fd, CLONE_NEWNS) < 0 || fchdir(fds) < 0)
 		return errno;
+	/*
+	 * The link below would be followed into a mount stacked on the
+	 * mount's root: with anything mounted on it, it is left alone.
+	 */
+	info = openat(self, "mountinfo", O_RDONLY | O_CLOEXEC);
+	if (info < 0)
+		return errno;
+	if (has_child_mount(info, id))
+		return EBUSY;
 	/* A magic link to the mount's root: no path of the container's. */
 	decimal(num, mfd);
 	return umount2(num, MNT_DETACH) < 0 ? errno : 0;
@@ -303,13 +341,20 @@ static int umount_child(int mntns_fd, int mfd)
 
 /* The rest runs in the daemon again. */
 
+static long mnt_id(int fd);
+
 static int start(struct nsmount_child *c, int kind, int mntns_fd,
 		 const char *target, int mfd, const char *opts)
 {
+	long id = kind == 'u' ? mnt_id(mfd) : 0;
 	char *copy = target ? strdup(target) : NULL;
 	int sv[2] = { -1, -1 }, err;
 	pid_t pid;
 
+	if (id < 0) {
+		free(copy);
+		return (int)id;
+	}
 	if (target && !copy)
 		return -ENOMEM;
 	if (kind == 'm' && mfd < 0 &&
@@ -324,7 +369,7 @@ static int start(struct nsmount_child *c, int kind, int mntns_fd,
 			close(sv[0]);
 		_exit(kind == 'm' ?
 			      mount_child(mntns_fd, copy, mfd, opts, sv[1]) :
-			      umount_child(mntns_fd, mfd));
+			      umount_child(mntns_fd, mfd, id));
 	}
 	err = -errno;
 	free(copy);

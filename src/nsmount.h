@@ -13,7 +13,8 @@
  * namespace and unmounts that very mount through the daemon's
  * descriptor of it (the host's /proc/self/fd/N, a magic link to its
  * root), wherever the container has moved, renamed or replaced the
- * path to it meanwhile; a mount no longer attached there is left alone.
+ * path to it meanwhile; a mount no longer attached there, or with
+ * another mounted on it (which the link would lead to), is left alone.
  *
  * On kernels without the mount API the child mounts with mount(2) on
  * the directory it reached (by its descriptor, no path again) and sends
@@ -70,8 +71,9 @@ int nsmount_start_umount(int mntns_fd, int mfd, struct nsmount_child *c);
  * nsmount_reap - whether the child @c has ended, with @block waiting
  * for it: -EAGAIN while it runs; otherwise what it did, 0 or -errno
  * (-ELOOP: a symbolic link on the way to the target, -ENOTDIR: a part
- * of it is no directory, -EINVAL for an unmount: that mount was not
- * mounted in the namespace any more, -EINTR: it was killed), and @c
+ * of it is no directory; for an unmount -EINVAL: that mount was not
+ * mounted in the namespace any more, -EBUSY: something is mounted on
+ * it; -EINTR: it was killed), and @c
  * made empty. A mount(2) child's mount comes back as a descriptor in
  * *@mfd (when @mfd is not NULL and it succeeded).
  */

@@ -138,8 +138,8 @@ ns_listed() {
 	"$TIMINGFSCTL" mounts | grep -q " init ${INIT[$1]} "
 }
 
-test_expect_success 'setup: six containers, then the daemon' '
-	for i in 1 2 3 4 5 6; do
+test_expect_success 'setup: seven containers, then the daemon' '
+	for i in 1 2 3 4 5 6 7; do
 		new_container $i || return 1
 	done &&
 	start_timingfs
@@ -175,6 +175,17 @@ test_expect_success 'detach after the container pivoted its root' '
 		grep -q " - fuse\.timingfs " &&
 	"$TIMINGFSCTL" detach "/proc/${INIT[3]}/ns/pid" "$R/run/timingfs" &&
 	none_left 3
+'
+
+test_expect_success 'detach leaves alone a mount stacked on it, and what is below' '
+	attach_c 7 &&
+	in_ns "${INIT[7]}" mount -t tmpfs stacked "$TRASH/c7/run/timingfs" &&
+	test_must_fail "$TIMINGFSCTL" detach "/proc/${INIT[7]}/ns/pid" \
+		"$TRASH/c7/run/timingfs" 2>err &&
+	grep -q "mounted on it" err &&
+	grep -c " - tmpfs stacked " "/proc/${HOLD[7]}/mountinfo" >count &&
+	test "$(cat count)" = 1 &&
+	! ns_listed 7
 '
 
 test_expect_success 'attach refuses a link on the way, and makes nothing' '
