@@ -1,8 +1,14 @@
 /*
  * exited: a ring of records in arrival order, which makes both the
  * expiry (keep seconds) and the bound (max_tasks) a pop of the oldest,
- * and a hash of their names by (namespace, process number), whose
- * chains are doubly linked so that a record leaves in constant time.
+ * and two hashes of their names, whose chains are doubly linked so that
+ * a record leaves in constant time:
+ *
+ * - by task, (namespace, process, thread), where a process record (one
+ *   of a process of one thread included) is keyed by thread 0: a lookup
+ *   walks the names of one task, however many threads its process had;
+ * - by process, (namespace, process): a listing of the threads of one
+ *   process walks that process's names.
  *
  * A name is a node; node i is name i % EXITED_NAMES of record
  * i / EXITED_NAMES. Links hold a node index plus one, so that 0 is "none"
@@ -31,26 +37,52 @@ struct learned {
 	struct exited_birth birth;
 };
 
+/* One hash of the nodes: their links, and the first node + 1 of each
+ * bucket. */
+struct chains {
+	uint32_t *next, *prev; /* per node */
+	uint32_t *bucket;
+};
+
 struct exited {
 	pthread_mutex_t lock;
 	uint64_t keep_ns;
 	uint32_t cap; /* max_tasks */
 	uint32_t head; /* the ring position written next */
 	uint32_t used; /* positions in use, kept or not, oldest first */
-	unsigned long long retained, dropped;
+	unsigned long long retained, dropped, steps;
 	struct record *rec;
-	uint32_t *next, *prev; /* per node */
-	uint32_t *bucket; /* first node + 1 */
+	struct chains by_task, by_process;
 	uint32_t mask;
 	struct learned *learned;
 };
 
-static uint32_t hash_name(const struct exited *x, uint64_t ns, pid_t tgid)
+static uint32_t hash3(const struct exited *x, uint64_t ns, pid_t tgid,
+		      pid_t tid)
 {
-	uint64_t h =
-		(ns ^ ((uint64_t)(uint32_t)tgid << 32)) * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = ns * 0x9e3779b97f4a7c15ULL;
 
+	h ^= ((uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid) *
+	     0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 31;
+	h *= 0x94d049bb133111ebULL;
 	return (uint32_t)(h >> 32) & x->mask;
+}
+
+/* The bucket of @name of @t in the hash by task. */
+static uint32_t task_bucket(const struct exited *x, const struct exited_task *t,
+			    const struct exited_name *name)
+{
+	pid_t tid = t->flags & EXITED_PROCESS ? 0 : name->tid;
+
+	return hash3(x, name->ns, name->tgid, tid);
+}
+
+/* The bucket of @name in the hash by process. */
+static uint32_t process_bucket(const struct exited *x,
+			       const struct exited_name *name)
+{
+	return hash3(x, name->ns, name->tgid, 0);
 }
 
 static const struct exited_name *node_name(const struct exited *x,
@@ -59,10 +91,26 @@ static const struct exited_name *node_name(const struct exited *x,
 	return &x->rec[node / EXITED_NAMES].t.name[node % EXITED_NAMES];
 }
 
+static int chains_new(struct chains *c, size_t nodes, size_t buckets)
+{
+	c->next = calloc(nodes, sizeof(*c->next));
+	c->prev = calloc(nodes, sizeof(*c->prev));
+	c->bucket = calloc(buckets, sizeof(*c->bucket));
+	return c->next && c->prev && c->bucket ? 0 : -ENOMEM;
+}
+
+static void chains_free(struct chains *c)
+{
+	free(c->next);
+	free(c->prev);
+	free(c->bucket);
+}
+
 int exited_new(unsigned int keep_s, unsigned int max_tasks, struct exited **out)
 {
 	struct exited *x;
 	size_t buckets = 1, nodes;
+	bool ok;
 
 	if (!keep_s || !max_tasks)
 		return -EINVAL;
@@ -76,11 +124,10 @@ int exited_new(unsigned int keep_s, unsigned int max_tasks, struct exited **out)
 	x->cap = max_tasks;
 	x->mask = (uint32_t)buckets - 1;
 	x->rec = calloc(max_tasks, sizeof(*x->rec));
-	x->next = calloc(nodes, sizeof(*x->next));
-	x->prev = calloc(nodes, sizeof(*x->prev));
-	x->bucket = calloc(buckets, sizeof(*x->bucket));
 	x->learned = calloc(LEARNED_SLOTS, sizeof(*x->learned));
-	if (!x->rec || !x->next || !x->prev || !x->bucket || !x->learned) {
+	ok = chains_new(&x->by_task, nodes, buckets) == 0;
+	ok = chains_new(&x->by_process, nodes, buckets) == 0 && ok;
+	if (!ok || !x->rec || !x->learned) {
 		exited_free(x);
 		return -ENOMEM;
 	}
@@ -93,50 +140,62 @@ void exited_free(struct exited *x)
 {
 	if (!x)
 		return;
-	if (x->rec && x->next && x->prev && x->bucket && x->learned)
+	/* exited_new inits the lock last, once everything is there. */
+	if (x->rec && x->learned && x->by_task.bucket && x->by_process.bucket &&
+	    x->by_task.next && x->by_task.prev && x->by_process.next &&
+	    x->by_process.prev)
 		pthread_mutex_destroy(&x->lock);
 	free(x->rec);
-	free(x->next);
-	free(x->prev);
-	free(x->bucket);
+	chains_free(&x->by_task);
+	chains_free(&x->by_process);
 	free(x->learned);
 	free(x);
+}
+
+static void chain_link(struct chains *c, uint32_t b, uint32_t node)
+{
+	c->prev[node] = 0;
+	c->next[node] = c->bucket[b];
+	if (c->bucket[b])
+		c->prev[c->bucket[b] - 1] = node + 1;
+	c->bucket[b] = node + 1;
+}
+
+static void chain_unlink(struct chains *c, uint32_t b, uint32_t node)
+{
+	if (c->prev[node])
+		c->next[c->prev[node] - 1] = c->next[node];
+	else
+		c->bucket[b] = c->next[node];
+	if (c->next[node])
+		c->prev[c->next[node] - 1] = c->prev[node];
 }
 
 static void link_record(struct exited *x, uint32_t r)
 {
 	const struct exited_task *t = &x->rec[r].t;
-	uint32_t j, node, b;
+	uint32_t j;
 
 	for (j = 0; j < t->nnames; j++) {
-		node = r * EXITED_NAMES + j;
-		b = hash_name(x, t->name[j].ns, t->name[j].tgid);
-		x->prev[node] = 0;
-		x->next[node] = x->bucket[b];
-		if (x->bucket[b])
-			x->prev[x->bucket[b] - 1] = node + 1;
-		x->bucket[b] = node + 1;
+		chain_link(&x->by_task, task_bucket(x, t, &t->name[j]),
+			   r * EXITED_NAMES + j);
+		chain_link(&x->by_process, process_bucket(x, &t->name[j]),
+			   r * EXITED_NAMES + j);
 	}
 }
 
 static void unlink_record(struct exited *x, uint32_t r)
 {
 	const struct exited_task *t = &x->rec[r].t;
-	const struct exited_name *name;
-	uint32_t j, node;
+	uint32_t j;
 
 	if (!x->rec[r].kept)
 		return;
 	for (j = 0; j < t->nnames; j++) {
-		node = r * EXITED_NAMES + j;
-		name = &t->name[j];
-		if (x->prev[node])
-			x->next[x->prev[node] - 1] = x->next[node];
-		else
-			x->bucket[hash_name(x, name->ns, name->tgid)] =
-				x->next[node];
-		if (x->next[node])
-			x->prev[x->next[node] - 1] = x->prev[node];
+		chain_unlink(&x->by_task, task_bucket(x, t, &t->name[j]),
+			     r * EXITED_NAMES + j);
+		chain_unlink(&x->by_process, process_bucket(x, &t->name[j]),
+			     r * EXITED_NAMES + j);
 	}
 	x->rec[r].kept = false;
 	x->retained--;
@@ -176,20 +235,36 @@ static bool matches(const struct exited_task *t, const struct exited_name *name,
 	return (t->flags & EXITED_THREAD) && name->tid == tid;
 }
 
-/* The node of the kept record named (@ns, @tgid, @tid), or 0. */
-static uint32_t lookup(const struct exited *x, uint64_t ns, pid_t tgid,
-		       pid_t tid)
+/* In the chain of bucket @b by task: the node of the kept record named
+ * (@ns, @tgid, @tid), or 0. */
+static uint32_t lookup_in(struct exited *x, uint32_t b, uint64_t ns, pid_t tgid,
+			  pid_t tid)
 {
-	uint32_t node = x->bucket[hash_name(x, ns, tgid)];
+	uint32_t node = x->by_task.bucket[b];
 
-	for (; node; node = x->next[node - 1]) {
+	for (; node; node = x->by_task.next[node - 1]) {
 		const struct exited_name *name = node_name(x, node - 1);
 
+		x->steps++;
 		if (matches(&x->rec[(node - 1) / EXITED_NAMES].t, name, ns,
 			    tgid, tid))
 			return node;
 	}
 	return 0;
+}
+
+/*
+ * The node of the kept record named (@ns, @tgid, @tid), or 0. A thread
+ * is a thread record, keyed by its number, or a process of one thread,
+ * keyed as its process.
+ */
+static uint32_t lookup(struct exited *x, uint64_t ns, pid_t tgid, pid_t tid)
+{
+	uint32_t node = lookup_in(x, hash3(x, ns, tgid, tid), ns, tgid, tid);
+
+	if (!node && tid)
+		node = lookup_in(x, hash3(x, ns, tgid, 0), ns, tgid, tid);
+	return node;
 }
 
 static void replace(struct exited *x, const struct exited_task *t)
@@ -257,8 +332,9 @@ int exited_for_each(struct exited *x, uint64_t ns, pid_t tgid, uint64_t now,
 	pthread_mutex_lock(&x->lock);
 	expire(x, now, false);
 	if (tgid) { /* the threads of one process: its chain */
-		node = x->bucket[hash_name(x, ns, tgid)];
-		for (; node && !ret; node = x->next[node - 1]) {
+		node = x->by_process.bucket[process_bucket(
+			x, &(struct exited_name){ ns, tgid, 0 })];
+		for (; node && !ret; node = x->by_process.next[node - 1]) {
 			const struct exited_name *name = node_name(x, node - 1);
 
 			t = &x->rec[(node - 1) / EXITED_NAMES].t;
@@ -300,6 +376,7 @@ void exited_counts(struct exited *x, uint64_t now, struct exited_counts *c)
 	c->keep_s = (unsigned int)(x->keep_ns / NSEC_PER_SEC);
 	c->retained = x->retained;
 	c->dropped = x->dropped;
+	c->steps = x->steps;
 	pthread_mutex_unlock(&x->lock);
 }
 

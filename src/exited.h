@@ -11,6 +11,11 @@
  * its numbers in the daemon's PID namespace and in each namespace below
  * it that the listener learned while the task lived.
  *
+ * A lookup compares the names of one task (hashed by namespace, process
+ * and thread), however many threads its process had; a listing of one
+ * process's threads walks that process's names (hashed by namespace and
+ * process).
+ *
  * The table also holds what was learned of live tasks when they were
  * made (their names, the instant) until they exit: a fixed number of
  * slots, direct-mapped by thread id.
@@ -95,6 +100,8 @@ struct exited_counts {
 	unsigned int keep_s; /* how long records are kept */
 	unsigned long long retained; /* records kept now */
 	unsigned long long dropped; /* dropped early: the table was full */
+	unsigned long long steps; /* names compared by lookups, ever: their
+				   * cost, for tests and benchmarks */
 };
 
 /*

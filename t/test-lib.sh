@@ -81,6 +81,23 @@
 #   bounded SECONDS CMD...  CMD under timeout(1), ended after SECONDS
 #   nums DIR [SKIP]         DIR's numeric entries, one line
 #
+# Containers made by runc (a busybox-static rootfs, the OCI hook)
+#   require_runc            skip_all, saying why, unless runc runs a
+#                           container here (and python3 and a static
+#                           busybox are there to make its bundle)
+#   runc_bundle [--no-hook] [--hook-arg ARG]... DIR [CMD...]
+#                           a bundle in DIR: rootfs/ of busybox and its
+#                           applets, config.json from runc spec running
+#                           CMD (sleep 1000), timingfs-oci-hook as its
+#                           createRuntime hook, which reaches the
+#                           daemon of $TIMINGFS_CONTROL as it is now
+#   runc_start NAME DIR     runc run -d of that bundle: $NAME is its
+#                           init's host pid, $NAME_ID its container id;
+#                           deleted when the script ends, if not before
+#   runc_exec NAME CMD...   CMD in the running container, as its root
+#   runc_stop NAME          killed (KILL) and deleted; never a failure
+#   runc_mountinfo NAME     the mountinfo of its init, as it sees it
+#
 # Waits. Every wait for something to happen polls for it, up to a bound
 # that is a margin for a loaded machine (make check-stress runs the
 # suite under stress-ng), never how long the thing takes: 10 s at least
@@ -350,6 +367,7 @@ wait_pids() {
 # failing script keeps it for a look, and says where.
 cleanup() {
 	kill_cleanup_pids
+	runc_cleanup_
 	unmount_timingfs >/dev/null 2>&1
 	rm -f "$TIMINGFS_CONTROL" "${TIMINGFS_CONTROL%.sock}".*.sock
 	cd "$TEST_DIRECTORY" || return
@@ -913,4 +931,153 @@ export -f wait_file test_file_has_ test_poll_ test_now_us_ test_say_ \
 # test_cmp EXPECTED ACTUAL: like git's, a diff on failure.
 test_cmp() {
 	diff -u "$1" "$2"
+}
+
+# ---- containers made by runc ------------------------------------------------
+#
+# A script's containers have ids of its own (tfs-PID-NAME) and their
+# state under $TRASH/runc (runc --root), so scripts running at once
+# never meet; each is deleted when the script ends, however it ends.
+RUNC_ROOT=$TRASH/runc
+RUNC_STARTED_=
+
+# runc_ NAME ARGS...: runc with this script's state directory.
+runc_() {
+	runc --root "$RUNC_ROOT" "$@"
+}
+
+# require_runc: skip_all with the reason unless a container runs here:
+# runc, python3 and a static busybox are there, and a bundle without
+# the hook runs "true" (runc needs cgroups it can use).
+require_runc() {
+	local out
+	command -v runc >/dev/null 2>&1 ||
+		skip_all "no runc (scripts/install-deps installs it)"
+	command -v python3 >/dev/null 2>&1 || skip_all "no python3"
+	command -v busybox >/dev/null 2>&1 ||
+		skip_all "no busybox (busybox-static)"
+	# A dynamic busybox would find no C library in the rootfs.
+	LC_ALL=C ldd "$(command -v busybox)" 2>&1 | grep -q 'not a dynamic' ||
+		skip_all "busybox is not static (busybox-static)"
+	runc_bundle --no-hook "$TRASH/runc-probe" true || exit 1
+	out=$(runc_ run --bundle "$TRASH/runc-probe" "tfs-$$-probe" \
+		</dev/null 2>&1) || {
+		runc_ delete -f "tfs-$$-probe" >/dev/null 2>&1
+		skip_all "runc cannot run a container here: $(printf '%s' "$out" |
+			tail -n 1)"
+	}
+	rm -rf "$TRASH/runc-probe"
+}
+
+# runc_bundle [--no-hook] [--hook-arg ARG]... DIR [CMD...]: a bundle in
+# DIR (made): rootfs/ holds /bin/busybox and a link to it for each of
+# its applets, and the directories a runtime mounts over or a test
+# uses (/proc /sys /dev /run /tmp); config.json is runc spec's with
+# CMD (default "sleep 1000") as the process, no terminal, a writable
+# root, and, unless --no-hook, the hook in hooks.createRuntime as the
+# README tells users, with its args (its name first, then each ARG)
+# and the environment that finds this script's timingfsctl and the
+# daemon answering on $TIMINGFS_CONTROL now.
+runc_bundle() {
+	local hook=1 hook_args=() dir
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--no-hook) hook= ;;
+		--hook-arg) hook_args+=("$2") && shift ;;
+		*) break ;;
+		esac
+		shift
+	done
+	dir=$1
+	shift
+	[ $# -gt 0 ] || set -- sleep 1000
+	mkdir -p "$dir/rootfs/bin" || return 1
+	cp "$(command -v busybox)" "$dir/rootfs/bin/busybox" || return 1
+	rm -f "$dir/config.json"
+	(cd "$dir" && runc spec) || return 1
+	busybox --list >"$dir/applets" || return 1
+	# The here-document loses its leading tabs: Python's blocks are
+	# indented with spaces after them.
+	RUNC_HOOK=${hook:+$SCRIPTS/timingfs-oci-hook} python3 - "$dir" \
+		"${#hook_args[@]}" "${hook_args[@]}" "$@" <<-\EOF
+	import json, os, sys
+	d, n = sys.argv[1], int(sys.argv[2])
+	hook_args, args = sys.argv[3:3 + n], sys.argv[3 + n:]
+	root = os.path.join(d, "rootfs")
+	for sub in ("proc", "sys", "dev", "run", "tmp", "etc"):
+	    os.makedirs(os.path.join(root, sub), exist_ok=True)
+	for a in open(os.path.join(d, "applets")).read().split():
+	    link = os.path.join(root, "bin", a)
+	    if a != "busybox" and not os.path.lexists(link):
+	        os.symlink("busybox", link)
+	path = os.path.join(d, "config.json")
+	c = json.load(open(path))
+	c["process"]["terminal"] = False
+	c["process"]["args"] = args
+	c["root"]["readonly"] = False
+	hook = os.environ.get("RUNC_HOOK")
+	if hook:
+	    env = ["PATH=" + os.environ["PATH"]]
+	    for k in ("TIMINGFS_CONTROL", "TIMINGFSCTL"):
+	        env.append(k + "=" + os.environ[k])
+	    c["hooks"] = {"createRuntime": [{
+	        "path": hook,
+	        "args": ["timingfs-oci-hook"] + hook_args,
+	        "env": env}]}
+	json.dump(c, open(path, "w"), indent=1)
+	EOF
+}
+
+# runc_start NAME DIR: the container of bundle DIR started detached
+# (its hooks have run when runc returns); its init's pid on the host in
+# $NAME, its id in ${NAME}_ID. 1, with runc's words, if it did not
+# start.
+runc_start() {
+	local name=$1 dir=$2 id="tfs-$$-$1" pid
+	RUNC_STARTED_="$RUNC_STARTED_ $id"
+	runc_ run -d --bundle "$dir" "$id" </dev/null >"$dir/runc.out" 2>&1 || {
+		test_say_ "runc run -d $id failed: $(cat "$dir/runc.out")"
+		return 1
+	}
+	pid=$(runc_ state "$id" | sed -n 's/^ *"pid": *\([0-9]*\),*$/\1/p')
+	[ -n "$pid" ] && [ "$pid" != 0 ] || {
+		test_say_ "runc state $id gives no pid: $(runc_ state "$id" 2>&1)"
+		return 1
+	}
+	printf -v "$name" %s "$pid"
+	printf -v "${name}_ID" %s "$id"
+}
+
+# runc_exec NAME CMD...: CMD in container NAME, as its root; CMD's
+# exit status.
+runc_exec() {
+	local id=${1}_ID
+	shift
+	runc_ exec "${!id}" "$@" </dev/null
+}
+
+# runc_stop NAME: container NAME killed and deleted (runc delete -f
+# waits for its processes to die); for test_when_finished, never a
+# failure.
+runc_stop() {
+	local id=${1}_ID
+	[ -n "${!id:-}" ] || return 0
+	runc_ kill "${!id}" KILL >/dev/null 2>&1
+	runc_ delete -f "${!id}" >/dev/null 2>&1
+	return 0
+}
+
+# runc_mountinfo NAME: /proc/PID/mountinfo of NAME's init: the mounts
+# of the container's mount namespace, paths as its root sees them.
+runc_mountinfo() {
+	cat "/proc/${!1}/mountinfo"
+}
+
+# runc_cleanup_: every container this script started, deleted.
+runc_cleanup_() {
+	local id
+	for id in $RUNC_STARTED_; do
+		runc_ delete -f "$id" >/dev/null 2>&1
+	done
+	RUNC_STARTED_=
 }

@@ -222,10 +222,100 @@ static void test_bound(void)
 	exited_free(x);
 }
 
+/*
+ * One process churning 10,000 threads, each record named in the
+ * daemon's namespace and a container's, among other processes: every
+ * thread is found under both names, the process too, a listing of its
+ * threads has them all, and a lookup compares a few names, not the
+ * process's 10,000 (the table's count of compared names, steps).
+ */
+#define CHURN 10000
+
+static void test_churn(void)
+{
+	struct exited_counts c0, c1;
+	struct exited_task t, got;
+	struct exited *x;
+	unsigned long long steps;
+	long sum = 0, box_sum = 0;
+	int found = 0, found_box = 0;
+	pid_t i;
+
+	if (exited_new(60, 65536, &x) < 0) {
+		check(false, "a table of 65,536");
+		return;
+	}
+	for (i = 1; i <= CHURN; i++) {
+		t = task(EXITED_THREAD, 3000, 3000 + i, (uint64_t)i);
+		t.nnames = 2;
+		t.name[1] = (struct exited_name){ BOX, 1, 1 + i };
+		exited_add(x, &t, SEC);
+		sum += 3000 + i;
+		box_sum += 1 + i;
+		/* Others' processes of one thread, in between. */
+		t = task(EXITED_THREAD | EXITED_PROCESS, 20000 + i, 20000 + i,
+			 1);
+		exited_add(x, &t, SEC);
+	}
+	t = task(EXITED_PROCESS, 3000, 0, 99);
+	t.nnames = 2;
+	t.name[1] = (struct exited_name){ BOX, 1, 0 };
+	exited_add(x, &t, SEC);
+
+	exited_counts(x, SEC, &c0);
+	for (i = 1; i <= CHURN; i++) {
+		found += exited_find(x, OWN, 3000, 3000 + i, SEC, &got) == 0 &&
+			 got.cpu_ns == (uint64_t)i;
+		found_box += exited_find(x, BOX, 1, 1 + i, SEC, &got) == 0 &&
+			     got.cpu_ns == (uint64_t)i;
+	}
+	exited_counts(x, SEC, &c1);
+	steps = c1.steps - c0.steps;
+	check_int(found, CHURN, "each of 10,000 threads of one process found");
+	check_int(found_box, CHURN, "and under the container's numbers");
+	check(steps <= 4ULL * 2 * CHURN,
+	      "20,000 lookups compare at most 4 names each (%llu in all, "
+	      "%.1f each)",
+	      steps, (double)steps / (2 * CHURN));
+	check(exited_find(x, OWN, 3000, 0, SEC, &got) == 0 && got.cpu_ns == 99,
+	      "the process itself");
+	check(exited_find(x, BOX, 1, 0, SEC, &got) == 0 && got.cpu_ns == 99,
+	      "and as the container numbers it");
+	check_int(exited_find(x, OWN, 3000, 3000 + CHURN + 1, SEC, &got),
+		  -ENOENT, "a thread it never had is not found");
+	check(exited_find(x, OWN, 20005, 20005, SEC, &got) == 0,
+	      "a process of one thread, as its thread, among them");
+	exited_counts(x, SEC, &c0);
+	check_int(exited_find(x, OWN, 3000, 3000 + CHURN + 1, SEC, &got),
+		  -ENOENT, "a miss");
+	exited_counts(x, SEC, &c1);
+	check(c1.steps - c0.steps <= 8, "compares a few names too (%llu)",
+	      c1.steps - c0.steps);
+	check_int(sum_of(x, OWN, 3000, SEC), sum,
+		  "a listing of its threads has them all");
+	check_int(sum_of(x, BOX, 1, SEC), box_sum,
+		  "under the container's numbers too");
+
+	/* Replaced: a thread again keeps one record. */
+	t = task(EXITED_THREAD, 3000, 3005, 7);
+	t.nnames = 2;
+	t.name[1] = (struct exited_name){ BOX, 1, 6 };
+	exited_add(x, &t, SEC);
+	check(exited_find(x, BOX, 1, 6, SEC, &got) == 0 && got.cpu_ns == 7,
+	      "a thread's record replaced among 10,000");
+	check_int(sum_of(x, OWN, 3000, SEC), sum, "listed once");
+	exited_counts(x, SEC, &c1);
+	check(c1.retained == 2 * CHURN + 1 && c1.dropped == 0,
+	      "20,001 kept, none dropped (got %llu, %llu)", c1.retained,
+	      c1.dropped);
+	exited_free(x);
+}
+
 int main(void)
 {
 	test_find();
 	test_names();
 	test_bound();
+	test_churn();
 	return tap_done();
 }
