@@ -182,6 +182,9 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 		ret = rbuf_printf(b, "pidns_translate %s\n",
 				  views_translate(env->views));
 	if (ret == 0)
+		ret = rbuf_printf(b, "pidns_scans %llu\n",
+				  views_scans(env->views));
+	if (ret == 0)
 		ret = rbuf_printf(b, "hidepid %s\n",
 				  config_hidepid_name(env->access.hidepid));
 	if (ret == 0 && env->access.gid == CONFIG_GID_NONE)
