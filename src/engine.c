@@ -511,7 +511,8 @@ int engine_task_dump_owner(struct engine *e, pid_t pid, uid_t *uid)
 	char path[PATH_MAX];
 	struct stat st;
 
-	task_path(e, path, sizeof(path), pid, 0, "");
+	/* A file: procfs keeps its directories (0555) owned by the euid. */
+	task_path(e, path, sizeof(path), pid, 0, "stat");
 	if (stat(path, &st) < 0)
 		return errno == ENOENT || errno == ESRCH ? -ENOENT : -EIO;
 	*uid = st.st_uid;

@@ -108,10 +108,10 @@ int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 		      struct task_ident *ident);
 
 /*
- * engine_task_dump_owner - the owner procfs gives PROC/@pid itself:
- * root (of the task's user namespace) rather than its effective uid
- * when the task is not dumpable (task_dump_owner() in the kernel).
- * One stat. -ENOENT when the task does not exist.
+ * engine_task_dump_owner - the owner procfs gives the files of
+ * PROC/@pid (its stat): root (of the task's user namespace) rather than
+ * its effective uid when the task is not dumpable (task_dump_owner() in
+ * the kernel; its directories keep the euid). One stat. -ENOENT when the task does not exist.
  */
 int engine_task_dump_owner(struct engine *e, pid_t pid, uid_t *uid);
 

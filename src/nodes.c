@@ -291,8 +291,8 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid)
 int request_caps(struct request *r)
 {
 	if (!r->caps_state) {
-		r->caps_state = access_reader_caps(r->pid, &r->cap_eff,
-						   &r->userns);
+		r->caps_state =
+			access_reader_caps(r->pid, &r->cap_eff, &r->userns);
 		if (r->caps_state == 0)
 			r->caps_state = 1;
 	}

@@ -462,9 +462,9 @@ static void scan_for(const struct view *v, long long missed_ns)
 		pthread_mutex_unlock(&m->scan_lock);
 		return;
 	}
-	wait = m->scanned_ns ? m->scanned_ns + VIEW_SCAN_MS * 1000000LL -
-				       now_ns() :
-			       0;
+	wait = m->scanned_ns ?
+		       m->scanned_ns + VIEW_SCAN_MS * 1000000LL - now_ns() :
+		       0;
 	if (wait > 0) {
 		pause.tv_sec = wait / 1000000000LL;
 		pause.tv_nsec = wait % 1000000000LL;

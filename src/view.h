@@ -121,8 +121,6 @@ const char *views_translate(const struct views *vs);
  */
 unsigned long long views_scans(const struct views *vs);
 
-
-
 /*
  * views_caller - the view of a reader whose thread the daemon numbers
  * @pid (0: cannot place), that sees only the processes of @only_uid
