@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -499,8 +500,23 @@ int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 	if (ret >= 0)
 		ret = task_parse_status(t.data, &ident->tgid, &ident->uid,
 					&ident->gid);
+	if (ret >= 0)
+		ret = task_parse_creds(t.data, &ident->creds);
 	text_free(&t);
 	return ret < 0 ? ret : 0;
+}
+
+int engine_task_dump_owner(struct engine *e, pid_t pid, uid_t *uid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	/* A file: procfs keeps its directories (0555) owned by the euid. */
+	task_path(e, path, sizeof(path), pid, 0, "stat");
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -EIO;
+	*uid = st.st_uid;
+	return 0;
 }
 
 int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid)

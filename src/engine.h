@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "exited.h"
+#include "task.h"
 
 struct engine;
 
@@ -50,6 +51,7 @@ struct task_ident {
 	pid_t tgid; /* its thread group (process) */
 	uid_t uid; /* effective uid, as procfs shows the owner */
 	gid_t gid; /* effective gid */
+	struct task_creds creds; /* what procfs's access check compares */
 };
 
 /* What the engine found at start-up, for the info file. */
@@ -96,13 +98,22 @@ enum units engine_units(const struct engine *e);
 
 /*
  * engine_task_ident - who the task is, from its status alone (which
- * costs the same however many threads a process has): with @tid 0,
+ * costs the same however many threads a process has), its credentials
+ * included: with @tid 0,
  * PROC/@pid, else PROC/@pid/task/@tid. @pid may name any thread: /proc resolves a
  * thread id there too, so the caller checks ident->tgid == @pid to
  * accept process leaders only. -ENOENT when the task does not exist.
  */
 int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 		      struct task_ident *ident);
+
+/*
+ * engine_task_dump_owner - the owner procfs gives the files of
+ * PROC/@pid (its stat): root (of the task's user namespace) rather than
+ * its effective uid when the task is not dumpable (task_dump_owner() in
+ * the kernel; its directories keep the euid). One stat. -ENOENT when the task does not exist.
+ */
+int engine_task_dump_owner(struct engine *e, pid_t pid, uid_t *uid);
 
 /*
  * engine_task_cpu - the processor that thread @tid of process @pid last

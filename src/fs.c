@@ -235,7 +235,7 @@ static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
 
 /* ---- requests --------------------------------------------------------- */
 
-static uid_t req_only_uid(const struct request *r);
+static uid_t req_only_uid(struct request *r);
 
 static void req_begin(fuse_req_t req, struct request *r)
 {
@@ -248,6 +248,9 @@ static void req_begin(fuse_req_t req, struct request *r)
 	r->gid = ctx->gid;
 	r->only_uid = req_only_uid;
 	r->ctx = req;
+	r->entering = false;
+	r->only_known = false;
+	r->caps_state = 0;
 }
 
 /* Whether the reader of @req is in group @gid, supplementary included. */
@@ -277,17 +280,22 @@ static bool req_in_group(fuse_req_t req, gid_t gid)
 }
 
 /*
- * Whose processes alone the reader may see (hidepid=invisible) or enter
- * (noaccess): its own, unless it is root or a member of the gid.
+ * Whether the reader may see and enter every process (VIEW_ALL_UIDS):
+ * a member of the gid, or one with CAP_SYS_PTRACE in the daemon's user
+ * namespace, as procfs says; else its own uid, and nodes.c decides
+ * process by process (task_visible()). Root without CAP_SYS_PTRACE (a
+ * container's) is no exception.
  */
-static uid_t req_only_uid(const struct request *r)
+static uid_t req_only_uid(struct request *r)
 {
 	const struct access_policy *access = &r->env->access;
 
-	if (access->hidepid == HIDEPID_OFF || r->uid == 0)
+	if (access->hidepid == HIDEPID_OFF)
 		return VIEW_ALL_UIDS;
 	if (access->gid != CONFIG_GID_NONE &&
 	    req_in_group((fuse_req_t)r->ctx, access->gid))
+		return VIEW_ALL_UIDS;
+	if (request_ptrace_all(r))
 		return VIEW_ALL_UIDS;
 	return r->uid;
 }
@@ -301,7 +309,7 @@ static void req_view(fuse_req_t req, struct request *r)
 	/* Under invisible each owner has a view of its own. */
 	r->view = views_caller(fs->env.views, r->pid,
 			       fs->env.access.hidepid == HIDEPID_INVISIBLE ?
-				       req_only_uid(r) :
+				       request_only_uid(r) :
 				       VIEW_ALL_UIDS,
 			       &shared_now);
 	if (shared_now)
@@ -382,18 +390,38 @@ static void fs_destroy(void *userdata)
 }
 
 /*
+ * How long the kernel may keep a name or attributes of @n. Below proc/,
+ * while the access rules decide reader by reader (by ids, capabilities,
+ * the reader's own process, none of which a view's slot says), never:
+ * every walk and stat asks, so that a name cached for one reader never
+ * serves another who may not see it.
+ */
+static double node_cached_for(struct request *r, const struct node *n)
+{
+	enum hidepid hidepid = r->env->access.hidepid;
+
+	if (!tree_in_proc(n) || n->kind == K_PROC || hidepid == HIDEPID_OFF)
+		return FS_TIMEOUT_S;
+	/* noaccess: a process's directory is the same for everyone;
+	 * what is in it is not, whoever looked it up. */
+	if (hidepid == HIDEPID_NOACCESS)
+		return n->kind == K_TGID ? FS_TIMEOUT_S : 0;
+	return request_only_uid(r) == VIEW_ALL_UIDS ? FS_TIMEOUT_S : 0;
+}
+
+/*
  * How long the kernel may keep a name. The links' targets depend on
  * the reader: never. proc/ itself, while each walk must ask which view
  * it enters: never; otherwise a tick (see fs.h).
  */
-static double entry_timeout(const struct request *r, const struct node *n,
+static double entry_timeout(struct request *r, const struct node *n,
 			    mode_t mode)
 {
 	if (S_ISLNK(mode))
 		return 0;
 	if (n->kind == K_PROC)
 		return proc_walks_ask(r) ? 0 : FS_PROC_TIMEOUT_S;
-	return FS_TIMEOUT_S;
+	return node_cached_for(r, n);
 }
 
 /* A file's content; snapshot.h frees one it holds as the rbuf it is. */
@@ -494,7 +522,11 @@ static int lookup_file(struct request *r, const struct node *n,
 	int ret;
 
 	tree_parent(n, &dir);
-	if (snapshots_checked(fs->snaps, &dir, &o)) {
+	/* A path checked for another reader vouches for nothing to one
+	 * whom the access rules judge process by process. */
+	if ((r->env->access.hidepid == HIDEPID_OFF ||
+	     request_only_uid(r) == VIEW_ALL_UIDS) &&
+	    snapshots_checked(fs->snaps, &dir, &o)) {
 		tree_stat_owned(r, n, &o, &ep->attr);
 	} else {
 		ret = tree_check(r, n, &ep->attr);
@@ -562,7 +594,8 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -ret); /* negative entries are not cached */
 		goto out;
 	}
-	ep.attr_timeout = FS_TIMEOUT_S;
+	ep.attr_timeout = S_ISREG(ep.attr.st_mode) ? FS_TIMEOUT_S :
+						     node_cached_for(&r, &n);
 	if (fuse_reply_entry(req, &ep) != 0 && snapshot_ino(ep.ino))
 		snapshots_forget(fs->snaps, ep.ino, 1); /* never known */
 out:
@@ -640,6 +673,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct request r;
 	struct stat st;
 	struct node n;
+	int ret;
 
 	req_begin(req, &r);
 	if (snapshot_ino(ino) ||
@@ -648,9 +682,14 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 	} else if (tree_node(ino, &n) < 0) {
 		fuse_reply_err(req, ENOENT);
 	} else {
+		/* Asked again for the reader now asking, whoever looked
+		 * the name up (a working directory, an O_PATH descriptor). */
 		req_node_view(req, &r, &n);
-		tree_stat(&r, &n, &st);
-		fuse_reply_attr(req, &st, FS_TIMEOUT_S);
+		ret = tree_check(&r, &n, &st);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_attr(req, &st, node_cached_for(&r, &n));
 	}
 	req_end(&r);
 }
@@ -676,15 +715,16 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 }
 
 /*
- * Whether a node exists for its reader: checked when it was looked up
- * in the reader's view, else (a path the kernel had cached for a reader
- * of another view) now.
+ * Whether a node exists for its reader, asked now: an open without a
+ * lookup (a reopen through /proc/self/fd/N, an O_PATH descriptor, a
+ * working directory) may come from another reader than the lookup's,
+ * long after it.
  */
 static int req_check_named(struct request *r, const struct node *n)
 {
 	struct stat st;
 
-	if (!tree_in_proc(n) || n->view == r->view->slot)
+	if (!tree_in_proc(n))
 		return 0;
 	return tree_check(r, n, &st);
 }
@@ -881,6 +921,7 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		ret = -ENOTDIR;
 	if (ret == 0)
 		req_node_view(req, &r, &n);
+	r.entering = true;
 	if (ret == 0)
 		ret = tree_check(&r, &n, &st);
 	if (ret == 0) {

@@ -85,20 +85,33 @@ struct request {
 	uid_t uid; /* its filesystem ids */
 	gid_t gid;
 	/*
-	 * Whose processes the access rules let it see and enter: its own
-	 * (uid), or VIEW_ALL_UIDS. A function, asked only where it
-	 * matters, since the answer may need the reader's groups; NULL
-	 * for a reader to whom no rule applies.
+	 * Whether the access rules let it see every process (then
+	 * VIEW_ALL_UIDS), else its own uid, the key of its views under
+	 * invisible. A function, asked only where it matters and once a
+	 * request (request_only_uid()), since the answer may need the
+	 * reader's groups and capabilities; NULL for a reader to whom no
+	 * rule applies.
 	 */
-	uid_t (*only_uid)(const struct request *r);
+	uid_t (*only_uid)(struct request *r);
 	void *ctx; /* the layer that asked: only_uid's */
+	bool entering; /* an opendir: a process's directory is entered */
+	/* Read once a request, when first needed (nodes.h): */
+	bool only_known;
+	uid_t only_memo;
+	int caps_state; /* 0: not read; 1: read; -errno: unreadable */
+	uint64_t cap_eff; /* the reader's CapEff */
+	ino_t userns; /* and its user namespace */
 };
 
-/* request_only_uid - whose processes alone @r's reader may see and
- * enter (struct request's only_uid). */
-static inline uid_t request_only_uid(const struct request *r)
+/* request_only_uid - whether @r's reader may see every process
+ * (VIEW_ALL_UIDS), else its uid (struct request's only_uid). */
+static inline uid_t request_only_uid(struct request *r)
 {
-	return r->only_uid ? r->only_uid(r) : VIEW_ALL_UIDS;
+	if (!r->only_known) {
+		r->only_memo = r->only_uid ? r->only_uid(r) : VIEW_ALL_UIDS;
+		r->only_known = true;
+	}
+	return r->only_memo;
 }
 
 /* node_ino - the inode number of @n. */

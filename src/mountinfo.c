@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mountinfo.h"
 #include "procfile.h"
@@ -269,4 +270,79 @@ int access_resolve(const struct config *cfg, const char *mountinfo_path,
 	out->hidepid = hidepid;
 	out->gid = cfg->access_gid_set ? cfg->access_gid : gid;
 	return 0;
+}
+
+/* ---- who may see a task --------------------------------------------- */
+
+bool access_ids_match(const uid_t uid[3], const gid_t gid[3], uid_t fsuid,
+		      gid_t fsgid)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (uid[i] != fsuid || gid[i] != fsgid)
+			return false;
+	return true;
+}
+
+bool access_caps_cover(uint64_t eff, uint64_t prm)
+{
+	return (prm & ~eff) == 0;
+}
+
+ino_t access_userns_of(pid_t pid)
+{
+	char path[48], link[64];
+	unsigned long long ino;
+	ssize_t n;
+
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/user");
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	if (sscanf(link, "user:[%llu]", &ino) != 1)
+		return 0;
+	return (ino_t)ino;
+}
+
+int access_reader_caps(pid_t tid, uint64_t *eff, ino_t *userns)
+{
+	char path[48], *status = NULL, *end;
+	const char *cap;
+	int ret;
+
+	if (tid <= 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	ret = procfile_read_alloc(path, 2048, &status);
+	if (ret < 0)
+		return ret == -ENOENT || ret == -ESRCH ? -ENOENT : -EIO;
+	cap = procfile_field(status, "CapEff:");
+	ret = -EIO;
+	if (cap) {
+		errno = 0;
+		*eff = strtoull(cap, &end, 16);
+		if (!errno && end != cap)
+			ret = 0;
+	}
+	free(status);
+	if (ret == 0)
+		*userns = access_userns_of(tid);
+	return ret;
+}
+
+bool access_same_process(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	if (pid <= 0 || tid <= 0)
+		return false;
+	if (pid == tid)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
 }

@@ -10,7 +10,9 @@
 #ifndef TIMINGFS_MOUNTINFO_H
 #define TIMINGFS_MOUNTINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -20,6 +22,54 @@ struct access_policy {
 	enum hidepid hidepid;
 	gid_t gid; /* exempt from hidepid; CONFIG_GID_NONE for none */
 };
+
+/*
+ * Who may see a task, as procfs decides it (fs/proc/base.c
+ * has_pid_permissions, kernel/ptrace.c __ptrace_may_access with
+ * PTRACE_MODE_READ_FSCREDS): a member of gid= sees every task; a
+ * reader sees a task of its own thread group; else its fsuid must be
+ * the task's real, effective and saved uid and its fsgid the three
+ * gids, its effective capabilities must hold the task's permitted
+ * ones, and the task must be dumpable (procfs then owns /proc/PID by
+ * the task's effective uid, not by root); failing which the reader
+ * needs CAP_SYS_PTRACE over the task. The functions below are the
+ * pieces; nodes.c puts them together, reading only what a decision
+ * needs (the reader's capabilities when the ids do not decide).
+ *
+ * A reader's capabilities are valid in its own user namespace: one in
+ * the daemon's sees every task with CAP_SYS_PTRACE; one in another
+ * only the tasks of that very namespace (not those of namespaces
+ * nested in it: stricter than the kernel, never looser). A task's
+ * permitted capabilities are compared with the reader's effective
+ * ones as if both were in one user namespace.
+ */
+#define ACCESS_CAP_SYS_PTRACE 19
+
+/* access_ids_match - whether @fsuid and @fsgid are all three of the
+ * task's uids (@uid: real, effective, saved) and gids. */
+bool access_ids_match(const uid_t uid[3], const gid_t gid[3], uid_t fsuid,
+		      gid_t fsgid);
+
+/* access_caps_cover - whether effective capabilities @eff hold every
+ * one of permitted set @prm. */
+bool access_caps_cover(uint64_t eff, uint64_t prm);
+
+/*
+ * access_reader_caps - the effective capabilities (CapEff) of thread
+ * @tid of the real /proc (the daemon's numbers) into *@eff, and the
+ * nsfs inode of its user namespace into *@userns. 0, -ENOENT when the
+ * thread is gone, -EIO when its status has no CapEff line.
+ */
+int access_reader_caps(pid_t tid, uint64_t *eff, ino_t *userns);
+
+/* access_userns_of - the nsfs inode of the user namespace of task
+ * @pid of the real /proc; 0 when it cannot be read. The daemon's:
+ * access_userns_of(0). */
+ino_t access_userns_of(pid_t pid);
+
+/* access_same_process - whether thread @tid is a thread of process
+ * @pid, in the real /proc. */
+bool access_same_process(pid_t pid, pid_t tid);
 
 /*
  * mountinfo_proc_access - the hidepid= and gid= of the mount that holds

@@ -182,6 +182,9 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 		ret = rbuf_printf(b, "pidns_translate %s\n",
 				  views_translate(env->views));
 	if (ret == 0)
+		ret = rbuf_printf(b, "pidns_scans %llu\n",
+				  views_scans(env->views));
+	if (ret == 0)
 		ret = rbuf_printf(b, "hidepid %s\n",
 				  config_hidepid_name(env->access.hidepid));
 	if (ret == 0 && env->access.gid == CONFIG_GID_NONE)
@@ -281,6 +284,74 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid)
 		return ret;
 	*tid = ret;
 	return 0;
+}
+
+/* ---- who may see a task --------------------------------------------- */
+
+int request_caps(struct request *r)
+{
+	if (!r->caps_state) {
+		r->caps_state =
+			access_reader_caps(r->pid, &r->cap_eff, &r->userns);
+		if (r->caps_state == 0)
+			r->caps_state = 1;
+	}
+	return r->caps_state < 0 ? r->caps_state : 0;
+}
+
+static ino_t daemon_userns(void)
+{
+	static ino_t ino; /* atomic: the same whoever reads it first */
+	ino_t v = __atomic_load_n(&ino, __ATOMIC_RELAXED);
+
+	if (!v) {
+		v = access_userns_of(0);
+		__atomic_store_n(&ino, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+static bool has_ptrace(const struct request *r)
+{
+	return (r->cap_eff >> ACCESS_CAP_SYS_PTRACE) & 1;
+}
+
+bool request_ptrace_all(struct request *r)
+{
+	return request_caps(r) == 0 && has_ptrace(r) && r->userns &&
+	       r->userns == daemon_userns();
+}
+
+/* The ids are the reader's: its capabilities hold the task's, and the
+ * task is dumpable (procfs owns /proc/PID by its euid, not by root). */
+static bool own_task_readable(struct request *r, pid_t pid,
+			      const struct task_ident *id)
+{
+	uid_t dump;
+
+	if (id->creds.cap_prm &&
+	    (request_caps(r) < 0 ||
+	     !access_caps_cover(r->cap_eff, id->creds.cap_prm)))
+		return false;
+	return engine_task_dump_owner(r->env->engine, pid, &dump) == 0 &&
+	       dump == id->creds.uid[1];
+}
+
+bool task_visible(struct request *r, pid_t pid, const struct task_ident *id)
+{
+	struct engine *e = r->env->engine;
+
+	if (request_only_uid(r) == VIEW_ALL_UIDS)
+		return view_shows_owner(r->view, id->uid);
+	if (access_ids_match(id->creds.uid, id->creds.gid, r->uid, r->gid) &&
+	    own_task_readable(r, pid, id))
+		return true;
+	if (engine_is_live(e) && access_same_process(pid, r->pid))
+		return true; /* its own process */
+	/* CAP_SYS_PTRACE of a reader in another user namespace than the
+	 * daemon's (in the daemon's it sees all): over its own alone. */
+	return engine_is_live(e) && request_caps(r) == 0 && has_ptrace(r) &&
+	       r->userns && access_userns_of(pid) == r->userns;
 }
 
 /* ---- tables --------------------------------------------------------- */
@@ -399,7 +470,7 @@ static int table_of_process(void *ctx, pid_t pid)
 		return 0;
 	if (t->only_uid != VIEW_ALL_UIDS &&
 	    (engine_task_ident(t->r->env->engine, pid, 0, &id) < 0 ||
-	     id.uid != t->only_uid))
+	     !task_visible(t->r, pid, &id)))
 		return 0;
 	ret = table_saw(t, &t->processes, nr);
 	if (ret < 0)
@@ -558,6 +629,23 @@ int list_cpus(struct request *r, const struct node *dir, struct listing *l)
 }
 
 /*
+ * Whether the reader may see process @pid (@id), as the node @n asks:
+ * under noaccess a process's directory is listed and stat'ed by
+ * everyone, entered only by who may see it.
+ */
+static int pid_access(struct request *r, const struct node *n, pid_t pid,
+		      const struct task_ident *id)
+{
+	enum hidepid hidepid = r->env->access.hidepid;
+
+	if (hidepid == HIDEPID_NOACCESS && n->kind == K_TGID && !r->entering)
+		return 0;
+	if (task_visible(r, pid, id))
+		return 0;
+	return hidepid == HIDEPID_NOACCESS ? -EACCES : -ENOENT;
+}
+
+/*
  * A process: a thread-group leader of the reader's view, whose owner
  * the access rules let the reader see; owned as procfs says.
  */
@@ -573,8 +661,9 @@ int check_pid(struct request *r, const struct node *n, struct owner *o)
 		if (ret == 0) {
 			if (id.tgid != pid)
 				return -ENOENT; /* a thread: /proc resolves it */
-			if (!view_shows_owner(r->view, id.uid))
-				return -ENOENT;
+			ret = pid_access(r, n, pid, &id);
+			if (ret < 0)
+				return ret;
 			o->uid = id.uid;
 			o->gid = id.gid;
 			return 0;
@@ -612,7 +701,7 @@ static int list_task(void *ctx, pid_t pid)
 		return 0; /* not in the reader's namespace */
 	if (v->only_uid != VIEW_ALL_UIDS && tl->l->slot == 0 &&
 	    (engine_task_ident(tl->r->env->engine, pid, 0, &id) < 0 ||
-	     !view_shows_owner(v, id.uid)))
+	     !task_visible(tl->r, pid, &id)))
 		return 0;
 	if (tl->r->env->exited) {
 		ret = seen_add(&tl->alive, nr);

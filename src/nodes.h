@@ -11,6 +11,7 @@
 #ifndef TIMINGFS_NODES_H
 #define TIMINGFS_NODES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "inode.h"
@@ -46,6 +47,29 @@ int show_cpu_number(struct request *r, const struct node *n, struct rbuf *b);
 int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
 
 /*
+ * request_caps - the reader's effective capabilities and user namespace
+ * into r->cap_eff and r->userns, read once a request (mountinfo.h's
+ * access_reader_caps()). 0, or -errno when they cannot be read.
+ */
+int request_caps(struct request *r);
+
+/*
+ * request_ptrace_all - whether the reader has CAP_SYS_PTRACE in the
+ * daemon's user namespace: it may see every process.
+ */
+bool request_ptrace_all(struct request *r);
+
+/*
+ * task_visible - whether the access rules let the reader of @r see the
+ * live process the daemon numbers @pid, whose status said @id: as
+ * procfs decides it (mountinfo.h). A reader who may see every process
+ * sees those its view shows (view_shows_owner()). The reader's
+ * capabilities are read only when the ids do not decide; a task whose
+ * ids are the reader's costs one stat (is it dumpable?).
+ */
+bool task_visible(struct request *r, pid_t pid, const struct task_ident *id);
+
+/*
  * task_times - the times of the task @n names, as @need asks (enum
  * task_need): alive, or, when it exited, kept (exited.h).
  */
@@ -68,6 +92,10 @@ int link_current_group(struct request *r, char *buf, size_t size);
 /*
  * Numbered directories: check_* says whether the number exists now for
  * the reader (and may set the owner); list_* adds every one it may see.
+ * check_pid, for a process the access rules hide from the reader:
+ * -ENOENT under invisible; under noaccess the directory itself is
+ * there, but entering it (r->entering, or any node below it) is
+ * -EACCES.
  */
 int check_group(struct request *r, const struct node *n, struct owner *o);
 int list_groups(struct request *r, const struct node *dir, struct listing *l);

@@ -96,6 +96,37 @@ int task_parse_status(const char *text, pid_t *tgid, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
+int task_parse_creds(const char *text, struct task_creds *c)
+{
+	const char *u = procfile_field(text, "Uid:");
+	const char *g = procfile_field(text, "Gid:");
+	const char *cap = procfile_field(text, "CapPrm:");
+	uint64_t v;
+	char *end;
+	int i;
+
+	if (!u || !g)
+		return -EIO;
+	for (i = 0; i < 3; i++) {
+		if (procfile_u64(&u, &v) < 0 || v > UINT32_MAX)
+			return -EIO;
+		c->uid[i] = (uid_t)v;
+		if (procfile_u64(&g, &v) < 0 || v > UINT32_MAX)
+			return -EIO;
+		c->gid[i] = (gid_t)v;
+	}
+	/* Every kernel writes CapPrm; a captured tree may not: then the
+	 * task is taken to hold every capability (the strictest rule). */
+	c->cap_prm = UINT64_MAX;
+	if (!cap)
+		return 0;
+	errno = 0;
+	c->cap_prm = strtoull(cap, &end, 16);
+	if (errno || end == cap)
+		return -EIO;
+	return 0;
+}
+
 int task_parse_schedstat(const char *text, uint64_t *runtime_ns)
 {
 	const char *p = text;

@@ -30,6 +30,20 @@ int task_parse_stat(const char *text, struct task_stat *st);
  */
 int task_parse_status(const char *text, pid_t *tgid, uid_t *uid, gid_t *gid);
 
+/* What procfs's access check compares of a task (ptrace_may_access). */
+struct task_creds {
+	uid_t uid[3]; /* real, effective, saved: the Uid: line's first three */
+	gid_t gid[3]; /* the same of the Gid: line */
+	uint64_t cap_prm; /* the CapPrm: line, a bit per capability */
+};
+
+/*
+ * task_parse_creds - the real, effective and saved uids and gids and
+ * the permitted capabilities of a status file (every one, UINT64_MAX,
+ * when it has no CapPrm: line). 0 or -EIO.
+ */
+int task_parse_creds(const char *text, struct task_creds *c);
+
 /* task_parse_schedstat - the first field, runtime in ns. 0 or -EIO. */
 int task_parse_schedstat(const char *text, uint64_t *runtime_ns);
 

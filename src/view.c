@@ -66,8 +66,8 @@ struct view_map {
 	pthread_mutex_t lock;
 	struct map_entry *e; /* cap of them */
 	unsigned int cap, count;
-	pid_t missed; /* the last number a pass over /proc did not find */
-	long long scanned_ms; /* and when that pass was */
+	pthread_mutex_t scan_lock; /* one pass over /proc at a time */
+	long long scanned_ns; /* when the last pass began; 0: none yet */
 };
 
 /* Above any pid: the kernel's PID_MAX_LIMIT. */
@@ -286,8 +286,10 @@ static struct view_map *map_new(void)
 {
 	struct view_map *m = calloc(1, sizeof(*m));
 
-	if (m)
+	if (m) {
 		pthread_mutex_init(&m->lock, NULL);
+		pthread_mutex_init(&m->scan_lock, NULL);
+	}
 	return m;
 }
 
@@ -296,6 +298,7 @@ static void map_free(struct view_map *m)
 	if (!m)
 		return;
 	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->scan_lock);
 	free(m->e);
 	free(m);
 }
@@ -430,32 +433,64 @@ static void map_fill(const struct view *v, const char *dir)
 	closedir(d);
 }
 
-/*
- * Whether a pass over /proc for @nr is due: not when the last one, less
- * than VIEW_SCAN_MS ago, looked for the same number in vain.
- */
-static bool scan_due(struct view_map *m, pid_t nr)
+static long long now_ns(void)
 {
-	long long now = now_ms();
-	bool due;
+	struct timespec ts;
 
-	pthread_mutex_lock(&m->lock);
-	due = m->missed != nr || now - m->scanned_ms >= VIEW_SCAN_MS;
-	if (due) {
-		m->missed = nr;
-		m->scanned_ms = now;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Passes over /proc made by every view, for info. */
+static unsigned long long scans_total;
+
+/*
+ * A pass over /proc for @v, as a number missed at @missed_ns asks: none
+ * when one began since (it had the number, if anything did), else one,
+ * no sooner than VIEW_SCAN_MS after the view's last, waited for. So no
+ * sequence of lookups makes more than one pass per VIEW_SCAN_MS in a
+ * view, and none misses a number that a pass would have found.
+ */
+static void scan_for(const struct view *v, long long missed_ns)
+{
+	struct view_map *m = v->map;
+	struct timespec pause;
+	long long wait;
+
+	pthread_mutex_lock(&m->scan_lock);
+	if (m->scanned_ns >= missed_ns) {
+		pthread_mutex_unlock(&m->scan_lock);
+		return;
 	}
-	pthread_mutex_unlock(&m->lock);
-	return due;
+	wait = m->scanned_ns ?
+		       m->scanned_ns + VIEW_SCAN_MS * 1000000LL - now_ns() :
+		       0;
+	if (wait > 0) {
+		pause.tv_sec = wait / 1000000000LL;
+		pause.tv_nsec = wait % 1000000000LL;
+		while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+			;
+	}
+	m->scanned_ns = now_ns();
+	__atomic_add_fetch(&scans_total, 1, __ATOMIC_RELAXED);
+	map_fill(v, "/proc");
+	pthread_mutex_unlock(&m->scan_lock);
+}
+
+unsigned long long views_scans(const struct views *vs)
+{
+	(void)vs;
+	return __atomic_load_n(&scans_total, __ATOMIC_RELAXED);
 }
 
 static int nspid_to_daemon(const struct view *v, pid_t nr)
 {
+	long long missed_ns = now_ns();
 	int pid = map_checked(v, nr);
 
-	if (pid > 0 || !scan_due(v->map, nr))
+	if (pid > 0)
 		return pid;
-	map_fill(v, "/proc");
+	scan_for(v, missed_ns);
 	return map_checked(v, nr);
 }
 

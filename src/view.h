@@ -20,7 +20,9 @@
  * of every number it translated, each hit checked by the way above
  * (so a number reused by another task is never believed); on a miss of
  * a process, one pass over /proc translating every process (O(processes
- * of the machine)), at most once per VIEW_SCAN_MS for the same number;
+ * of the machine)), at most one per VIEW_SCAN_MS in a view, whatever
+ * numbers are asked (a miss waits for the next pass, or shares one that
+ * began after it);
  * on a miss of a thread, one pass over that process's threads. So a
  * listing of proc/ costs a readlink a process of the machine once a
  * second (view_pass_from_daemon()) and a readlink and a status read a
@@ -111,6 +113,13 @@ bool views_can_translate(const struct views *vs);
 
 /* views_translate - how: "ioctl", "nspid" or "none". */
 const char *views_translate(const struct views *vs);
+
+/*
+ * views_scans - how many passes over /proc the nspid way has made to
+ * find numbers of views, since the daemon started (every views of the
+ * process counted together): info's pidns_scans.
+ */
+unsigned long long views_scans(const struct views *vs);
 
 /*
  * views_caller - the view of a reader whose thread the daemon numbers

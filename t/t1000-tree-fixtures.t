@@ -121,6 +121,7 @@ test_expect_success 'info says what the engine found' '
 	group_count 1
 	pidns caller
 	pidns_translate $translate
+	pidns_scans 0
 	hidepid off
 	hidepid_gid none
 	exit_source none

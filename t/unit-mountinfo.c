@@ -294,6 +294,32 @@ static void test_resolve(void)
 		  "a gid given does not hide a broken file");
 }
 
+/* The pieces of procfs's access check (ptrace_may_access). */
+static void test_access_pieces(void)
+{
+	uid_t uid[3] = { 1000, 1000, 1000 }, setuid_other[3] = { 1000, 2000,
+								 2000 };
+	gid_t gid[3] = { 100, 100, 100 }, setgid[3] = { 100, 100, 50 };
+
+	check(access_ids_match(uid, gid, 1000, 100),
+	      "ids: all six the reader's");
+	check(!access_ids_match(setuid_other, gid, 2000, 100),
+	      "ids: a setuid process is not its effective uid's");
+	check(!access_ids_match(setuid_other, gid, 1000, 100),
+	      "ids: nor its real uid's");
+	check(!access_ids_match(uid, setgid, 1000, 100),
+	      "ids: a saved gid of another group is not the reader's");
+	check(!access_ids_match(uid, gid, 1000, 50),
+	      "ids: a reader of another fsgid is not the owner");
+	check(access_caps_cover(0, 0), "caps: none hold none");
+	check(access_caps_cover(1ULL << 13, 1ULL << 13),
+	      "caps: the same ones hold");
+	check(!access_caps_cover(0, 1ULL << 13),
+	      "caps: a task with cap_net_raw is not a plain reader's");
+	check(!access_caps_cover(1ULL << 19, (1ULL << 19) | 1),
+	      "caps: one missing is enough");
+}
+
 int main(int argc, char **argv)
 {
 	fixtures = argc > 1 ? argv[1] : "t/fixtures";
@@ -304,5 +330,6 @@ int main(int argc, char **argv)
 	test_values();
 	test_errors();
 	test_resolve();
+	test_access_pieces();
 	return tap_done();
 }
