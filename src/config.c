@@ -37,6 +37,8 @@ enum config_key {
 	KEY_GID,
 	KEY_KEEP,
 	KEY_MAX_TASKS,
+	KEY_READER_SNAPSHOTS,
+	KEY_TOTAL_SNAPSHOTS,
 	KEY_COUNT,
 };
 
@@ -243,6 +245,20 @@ static int parse_max_tasks(struct config *cfg, const char *value, char *why,
 			   &cfg->exited_max_tasks, why, whylen);
 }
 
+static int parse_reader_snapshots(struct config *cfg, const char *value,
+				  char *why, size_t whylen)
+{
+	return parse_field(value, 1, CONFIG_SNAPSHOTS_MAX, "a number of MiB",
+			   &cfg->reader_snapshots_mib, why, whylen);
+}
+
+static int parse_total_snapshots(struct config *cfg, const char *value,
+				 char *why, size_t whylen)
+{
+	return parse_field(value, 1, CONFIG_SNAPSHOTS_MAX, "a number of MiB",
+			   &cfg->total_snapshots_mib, why, whylen);
+}
+
 static const struct key_def keys[KEY_COUNT] = {
 	[KEY_MAX_SIZE] = { "groups", "max_size", parse_max_size },
 	[KEY_UNITS] = { "format", "units", parse_units },
@@ -253,6 +269,10 @@ static const struct key_def keys[KEY_COUNT] = {
 	[KEY_GID] = { "access", "gid", parse_gid },
 	[KEY_KEEP] = { "exited", "keep", parse_keep },
 	[KEY_MAX_TASKS] = { "exited", "max_tasks", parse_max_tasks },
+	[KEY_READER_SNAPSHOTS] = { "limits", "reader_snapshots",
+				   parse_reader_snapshots },
+	[KEY_TOTAL_SNAPSHOTS] = { "limits", "total_snapshots",
+				  parse_total_snapshots },
 };
 
 static bool known_section(const char *section)
@@ -403,6 +423,8 @@ void config_defaults(struct config *cfg)
 	cfg->access_gid_set = false;
 	cfg->exited_keep_s = CONFIG_KEEP_DEFAULT;
 	cfg->exited_max_tasks = CONFIG_MAX_TASKS_DEFAULT;
+	cfg->reader_snapshots_mib = CONFIG_READER_SNAPSHOTS_DEFAULT;
+	cfg->total_snapshots_mib = CONFIG_TOTAL_SNAPSHOTS_DEFAULT;
 }
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)

@@ -38,6 +38,11 @@ enum hidepid {
 #define CONFIG_MAX_TASKS_DEFAULT 65536
 #define CONFIG_MAX_TASKS_MAX 4194304 /* the kernel's PID_MAX_LIMIT */
 
+/* [limits]: the budgets of snapshot memory, in MiB (budget.h). */
+#define CONFIG_READER_SNAPSHOTS_DEFAULT 32
+#define CONFIG_TOTAL_SNAPSHOTS_DEFAULT 128
+#define CONFIG_SNAPSHOTS_MAX 65536 /* 64 GiB */
+
 #define CONFIG_GID_NONE ((gid_t)-1)
 #define CONFIG_GID_MAX 4294967294U
 
@@ -52,12 +57,15 @@ struct config {
 	bool access_gid_set; /* [access] gid gave a GID (it wins over auto) */
 	unsigned int exited_keep_s; /* [exited] keep, 0..a day; 0: off */
 	unsigned int exited_max_tasks; /* [exited] max_tasks, 1..2^22 */
+	unsigned int reader_snapshots_mib; /* [limits] reader_snapshots */
+	unsigned int total_snapshots_mib; /* [limits] total_snapshots */
 };
 
 /*
  * config_defaults - fill @cfg with the built-in defaults: max_size 64,
  * units windows, tsc_hz auto, proc /proc, sys /sys, hidepid auto, gid
- * none (not given), keep 60, max_tasks 65536.
+ * none (not given), keep 60, max_tasks 65536, reader_snapshots 32 MiB,
+ * total_snapshots 128 MiB.
  */
 void config_defaults(struct config *cfg);
 

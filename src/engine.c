@@ -319,6 +319,44 @@ static int read_whole(int fd, char *buf, size_t size)
 	return (int)n;
 }
 
+/* Whether @err says the daemon, or the system, is out of descriptors. */
+static bool out_of_fds(int err)
+{
+	return err == EMFILE || err == ENFILE;
+}
+
+/*
+ * Close every task file kept open: the daemon is out of descriptors,
+ * and these are the ones it may give back. Returns how many it closed.
+ */
+static unsigned int task_fds_close(struct engine *e)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&e->fd_lock);
+	for (size_t i = 0; i < TASK_FDS; i++)
+		if (e->fds[i].fd >= 0) {
+			close(e->fds[i].fd);
+			e->fds[i].fd = -1;
+			n++;
+		}
+	pthread_mutex_unlock(&e->fd_lock);
+	return n;
+}
+
+/*
+ * open(2) of @path for reading; out of descriptors, once more after the
+ * kept task files are closed. A descriptor, or -errno.
+ */
+static int open_or_reclaim(struct engine *e, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 && out_of_fds(errno) && task_fds_close(e))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 /* The file read by its path, and kept open for the next time. */
 static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
 			 const char *name, const char *path, char *buf,
@@ -326,9 +364,9 @@ static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
 {
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_or_reclaim(e, path);
 	if (fd < 0)
-		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -errno;
+		return (fd == -ENOENT || fd == -ESRCH) ? -ENOENT : fd;
 	ret = read_whole(fd, buf, size);
 	if (ret >= 0 || ret == -EFBIG)
 		task_fd_give(e, pid, tid, name, fd);
@@ -387,7 +425,8 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 		if (ret == -ENOENT && task_dir_there(e, pid, tid))
 			return -EIO;
 	}
-	if (ret < 0 && ret != -ENOENT && ret != -EFBIG)
+	/* Out of descriptors: said as such, never as a gone task. */
+	if (ret < 0 && ret != -ENOENT && ret != -EFBIG && !out_of_fds(-ret))
 		return -EIO;
 	return ret;
 }
@@ -623,9 +662,13 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	return 0;
 }
 
-/* Call @fn for each canonical numeric entry of directory @path. */
-static int for_each_number(const char *path, int (*fn)(void *ctx, pid_t id),
-			   void *ctx)
+/*
+ * Call @fn for each canonical numeric entry of directory @path. Out of
+ * descriptors, -EMFILE or -ENFILE (after one more try with the kept
+ * task files closed): never an empty listing.
+ */
+static int for_each_number(struct engine *e, const char *path,
+			   int (*fn)(void *ctx, pid_t id), void *ctx)
 {
 	struct dirent *de;
 	uint64_t id;
@@ -633,8 +676,13 @@ static int for_each_number(const char *path, int (*fn)(void *ctx, pid_t id),
 	int ret = 0;
 
 	dir = opendir(path);
-	if (!dir)
-		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -EIO;
+	if (!dir && out_of_fds(errno) && task_fds_close(e))
+		dir = opendir(path);
+	if (!dir) {
+		if (errno == ENOENT || errno == ESRCH)
+			return -ENOENT;
+		return out_of_fds(errno) ? -errno : -EIO;
+	}
 	while ((de = readdir(dir))) {
 		if (procfile_canonical_uint(de->d_name, INT32_MAX, &id) < 0 ||
 		    id == 0)
@@ -674,8 +722,8 @@ int engine_for_each_process(struct engine *e, int (*fn)(void *ctx, pid_t pid),
 
 	/* /proc itself lists thread-group leaders only. */
 	if (e->live)
-		return for_each_number(e->cfg.proc_root, fn, ctx);
-	return for_each_number(e->cfg.proc_root, only_processes, &f);
+		return for_each_number(e, e->cfg.proc_root, fn, ctx);
+	return for_each_number(e, e->cfg.proc_root, only_processes, &f);
 }
 
 int engine_for_each_thread(struct engine *e, pid_t pid,
@@ -686,7 +734,7 @@ int engine_for_each_thread(struct engine *e, pid_t pid,
 	if (pid <= 0)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%d/task", e->cfg.proc_root, (int)pid);
-	return for_each_number(path, fn, ctx);
+	return for_each_number(e, path, fn, ctx);
 }
 
 unsigned int engine_group_count(const struct engine *e)

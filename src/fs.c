@@ -5,12 +5,15 @@
  * snapshot that is an inode of its own (snapshot.h); the open that
  * follows takes it, and every read, at any offset and of any size, by
  * read(2) or through the page cache, is served from it until release.
- * A directory's listing is made at opendir the same way. Errors are
+ * A directory's listing is made at opendir the same way. Each is
+ * charged to its reader's budget of memory (budget.h) while the daemon
+ * holds it, and refused with ENOMEM past it. Errors are
  * -errno internally, passed straight through from the tree and the
  * engine, and replied as errno.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "fs.h"
 #include "render.h"
 #include "serve.h"
@@ -79,6 +83,7 @@ struct fs_listing {
 	struct rbuf entries;
 	size_t *start; /* start[i]: entry i; start[count]: the end */
 	size_t count, cap;
+	struct budget_charge charge;
 };
 
 static struct fs *req_fs(fuse_req_t req)
@@ -352,6 +357,26 @@ static void req_end(struct request *r)
 	views_put(r->env->views, r->view);
 }
 
+/*
+ * The reader of @r for the budgets of memory (budget.h): its uid in
+ * its view, which is looked up now for a node outside proc/. NULL when
+ * out of memory.
+ */
+static struct budget_reader *req_reader(struct request *r)
+{
+	if (!r->view)
+		req_view((fuse_req_t)r->ctx, r);
+	return budget_reader_get(
+		r->view->ns_ino, r->uid,
+		r->uid == 0 && r->view->ns_ino == views_own_ns(r->env->views));
+}
+
+/* What the block at @p costs: its usable size and malloc's header. */
+static size_t block_bytes(void *p)
+{
+	return p ? malloc_usable_size(p) + 2 * sizeof(size_t) : 0;
+}
+
 /* ---- operations --------------------------------------------------- */
 
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
@@ -424,10 +449,11 @@ static double entry_timeout(struct request *r, const struct node *n,
 	return node_cached_for(r, n);
 }
 
-/* A file's content; snapshot.h frees one it holds as the rbuf it is. */
+/* A file's content; snapshot.h frees one it holds with text_free(). */
 struct fs_text {
 	struct rbuf buf; /* first */
 	struct fs_held held; /* while an open file holds it */
+	struct budget_charge charge; /* while the daemon holds it */
 };
 
 static struct rbuf *text_new(void)
@@ -437,12 +463,19 @@ static struct rbuf *text_new(void)
 	if (!t)
 		return NULL;
 	rbuf_init(&t->buf);
+	t->charge.reader = NULL;
+	t->charge.bytes = 0;
 	return &t->buf;
+}
+
+static struct fs_text *text_of(struct rbuf *text)
+{
+	return (struct fs_text *)(void *)text;
 }
 
 static struct fs_held *text_held(struct rbuf *text)
 {
-	return &((struct fs_text *)(void *)text)->held;
+	return &text_of(text)->held;
 }
 
 static struct rbuf *held_text(struct fs_held *h)
@@ -474,9 +507,34 @@ static void unhold(struct fs *fs, struct fs_held *h)
 static void text_free(struct rbuf *text)
 {
 	if (text) {
+		budget_uncharge(&text_of(text)->charge);
 		rbuf_free(text);
 		free(text);
 	}
+}
+
+/*
+ * Charge @text, node @n's content, to reader @who, with @extra bytes
+ * more (an entry of the snapshot table its open made). The buffer grew
+ * by doubling: a large one gives back what it does not use first. 0,
+ * or -ENOMEM past the budget.
+ */
+static int text_charge(struct budget_reader *who, const struct node *n,
+		       struct rbuf *text, size_t extra)
+{
+	char *fit;
+
+	if (text->cap > 4096 && text->cap - text->len > text->len / 8) {
+		fit = realloc(text->data, text->len + 1);
+		if (fit) {
+			text->data = fit;
+			text->cap = text->len + 1;
+		}
+	}
+	return budget_charge(who, node_ino(n),
+			     block_bytes(text_of(text)) +
+				     block_bytes(text->data) + extra,
+			     &text_of(text)->charge);
 }
 
 /*
@@ -513,6 +571,7 @@ static int lookup_file(struct request *r, const struct node *n,
 		       struct fuse_entry_param *ep)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct budget_reader *who;
 	struct snapshot_idle idle;
 	struct rbuf *text;
 	struct owner o;
@@ -536,9 +595,19 @@ static int lookup_file(struct request *r, const struct node *n,
 		o.gid = ep->attr.st_gid;
 		checked = true;
 	}
-	ret = render_text(r, n, &text);
+	who = req_reader(r);
+	if (!who)
+		return -ENOMEM;
+	/* A reader at its budget is refused before anything is made. */
+	ret = budget_admit(who, node_ino(n));
+	if (ret == 0)
+		ret = render_text(r, n, &text);
+	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
+		text_free(text);
+		ret = -ENOMEM;
+	}
 	if (ret == -ENOENT || ret == -ENOMEM)
-		return ret;
+		goto out_put;
 	/*
 	 * Any other failure is a broken source: the name stands, of size
 	 * 0, and the open, which renders again, says what went wrong.
@@ -546,7 +615,8 @@ static int lookup_file(struct request *r, const struct node *n,
 	if (ret < 0)
 		text = NULL;
 	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text,
-			       checked ? &dir : NULL, &ep->ino, &idle);
+			       checked ? &dir : NULL, who, &ep->ino, &idle);
+	budget_reader_put(who);
 	drop_idle_extras(fs, &idle);
 	if (ret < 0) {
 		text_free(text);
@@ -564,6 +634,10 @@ static int lookup_file(struct request *r, const struct node *n,
 	ep->generation = len;
 	ep->entry_timeout = 0;
 	return 0;
+
+out_put:
+	budget_reader_put(who);
+	return ret;
 }
 
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -743,6 +817,7 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 {
 	struct fs *fs = req_fs(req);
 	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
+	struct budget_reader *who = NULL;
 	struct request r;
 	struct stat st;
 	struct owner o;
@@ -751,8 +826,20 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	req_begin(req, &r);
 	req_node_view(req, &r, n);
 	ret = req_check_named(&r, n);
+	if (ret == 0) {
+		who = req_reader(&r);
+		ret = who ? budget_admit(who, node_ino(n)) : -ENOMEM;
+	}
 	if (ret == 0)
 		ret = render_text(&r, n, text);
+	/* It pays for the table's entry its open may have made too. */
+	if (ret == 0 &&
+	    text_charge(who, n, *text, snapshots_entry_bytes()) < 0) {
+		text_free(*text);
+		*text = NULL;
+		ret = -ENOMEM;
+	}
+	budget_reader_put(who);
 	if (ret == 0) {
 		tree_stat(&r, n, &st);
 		o.uid = st.st_uid;
@@ -900,6 +987,7 @@ static int listing_add(void *sink, const char *name, uint64_t ino, mode_t mode)
 
 static void listing_free(struct fs_listing *l)
 {
+	budget_uncharge(&l->charge);
 	rbuf_free(&l->entries);
 	free(l->start);
 	free(l);
@@ -909,6 +997,7 @@ static void listing_free(struct fs_listing *l)
 static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
+	struct budget_reader *who = NULL;
 	struct fs_listing *l = NULL;
 	struct request r;
 	struct stat st;
@@ -925,6 +1014,10 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (ret == 0)
 		ret = tree_check(&r, &n, &st);
 	if (ret == 0) {
+		who = req_reader(&r);
+		ret = who ? budget_admit(who, node_ino(&n)) : -ENOMEM;
+	}
+	if (ret == 0) {
 		l = calloc(1, sizeof(*l));
 		if (!l)
 			ret = -ENOMEM;
@@ -936,6 +1029,14 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		ret = tree_list(&r, &n, listing_add, l);
 		l->req = NULL;
 	}
+	/* Held until releasedir: charged to its reader. */
+	if (ret == 0)
+		ret = budget_charge(who, node_ino(&n),
+				    block_bytes(l) +
+					    block_bytes(l->entries.data) +
+					    block_bytes(l->start),
+				    &l->charge);
+	budget_reader_put(who);
 	if (ret < 0) {
 		if (l)
 			listing_free(l);
@@ -1132,7 +1233,7 @@ int fs_new(struct engine *engine, struct views *views,
 
 	if (!fs)
 		return -ENOMEM;
-	if (snapshots_new(&fs->snaps) < 0) {
+	if (snapshots_new(text_free, &fs->snaps) < 0) {
 		free(fs);
 		return -ENOMEM;
 	}

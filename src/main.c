@@ -34,10 +34,12 @@
 #include <spawn.h>
 #include <syslog.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "config.h"
 #include "daemon.h"
 #include "engine.h"
@@ -411,6 +413,33 @@ static void malloc_policy(void)
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 }
 
+/*
+ * Every reader's lookups and listings may need descriptors of /proc
+ * (the engine keeps up to 256 task files open, a view holds its
+ * namespace, every mount its /dev/fuse): the soft limit of 1024 that
+ * a shell gives is too few for a busy machine. Raise it to the hard
+ * limit (the unit's LimitNOFILE=). Running out all the same is an
+ * error to the reader (EMFILE or ENFILE), never an empty listing.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_msg(LOG_WARNING, "cannot raise the descriptor limit: %s",
+			strerror(errno));
+}
+
+/* The [limits] budgets, for every mount of the daemon (budget.h). */
+static void set_budgets(const struct config *cfg)
+{
+	budget_set_limits((size_t)cfg->reader_snapshots_mib << 20,
+			  (size_t)cfg->total_snapshots_mib << 20);
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -456,6 +485,8 @@ int main(int argc, char *argv[])
 	}
 	if (load_config(&o, &cfg, &config_path) < 0)
 		goto out;
+	set_budgets(&cfg);
+	raise_nofile();
 	/* Absolute, for SIGHUP: the daemon works from / (fuse_daemonize). */
 	if (config_path) {
 		config_abs = realpath(config_path, NULL);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "budget.h"
 #include "snapshot.h"
 
 #define NO_SLOT UINT32_MAX
@@ -36,8 +37,15 @@ struct entry {
 	long long checked_ms; /* a directory's: its path last checked */
 	long long forget_ms; /* an extra's: when its forgetting was asked */
 	uint64_t last; /* a node's own: the inode of its last lookup */
+	struct budget_charge charge; /* its cost, to the reader that made it */
 	uint32_t next_free;
 };
+
+/*
+ * What an entry costs: its slot and two places in the map, twice over,
+ * as the arrays grow by doubling.
+ */
+#define ENTRY_BYTES (2 * (sizeof(struct entry) + 2 * sizeof(uint32_t)))
 
 struct snapshots {
 	pthread_mutex_t lock;
@@ -47,6 +55,7 @@ struct snapshots {
 	uint32_t mapcap;
 	size_t count;
 	uint64_t extras; /* extra inodes made so far */
+	void (*free_text)(struct rbuf *text);
 };
 
 static long long now_ms(void)
@@ -57,20 +66,24 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static void text_free(struct rbuf *text)
+static void text_free(struct snapshots *s, struct rbuf *text)
 {
-	if (text) {
-		rbuf_free(text);
-		free(text);
-	}
+	if (text)
+		s->free_text(text);
 }
 
-int snapshots_new(struct snapshots **out)
+size_t snapshots_entry_bytes(void)
+{
+	return ENTRY_BYTES;
+}
+
+int snapshots_new(void (*free_text)(struct rbuf *text), struct snapshots **out)
 {
 	struct snapshots *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
+	s->free_text = free_text;
 	pthread_mutex_init(&s->lock, NULL);
 	s->free_head = NO_SLOT;
 	*out = s;
@@ -83,8 +96,10 @@ void snapshots_free(struct snapshots *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nslots; i++)
-		text_free(s->slot[i].text);
+	for (i = 0; i < s->nslots; i++) {
+		text_free(s, s->slot[i].text);
+		budget_uncharge(&s->slot[i].charge);
+	}
 	free(s->slot);
 	free(s->map);
 	pthread_mutex_destroy(&s->lock);
@@ -171,15 +186,23 @@ static int grow(struct snapshots *s)
 	return 0;
 }
 
-/* A new entry for @id, node @n; NULL when out of memory. */
+/*
+ * A new entry for @id, node @n, charged to @who (NULL: to nobody); NULL
+ * when out of memory or past @who's budget.
+ */
 static struct entry *entry_new(struct snapshots *s, uint64_t id,
-			       const struct node *n)
+			       const struct node *n, struct budget_reader *who)
 {
+	struct budget_charge charge;
 	struct entry *e;
 	uint32_t index;
 
-	if (s->free_head == NO_SLOT && grow(s) < 0)
+	if (budget_charge(who, 0, ENTRY_BYTES, &charge) < 0)
 		return NULL;
+	if (s->free_head == NO_SLOT && grow(s) < 0) {
+		budget_uncharge(&charge);
+		return NULL;
+	}
 	index = s->free_head;
 	e = &s->slot[index];
 	s->free_head = e->next_free;
@@ -187,6 +210,7 @@ static struct entry *entry_new(struct snapshots *s, uint64_t id,
 	e->id = id;
 	e->node = *n;
 	e->last = id;
+	e->charge = charge;
 	s->map[map_place(s, id)] = index;
 	s->count++;
 	return e;
@@ -197,7 +221,8 @@ static void entry_drop(struct snapshots *s, struct entry *e)
 	uint32_t index = (uint32_t)(e - s->slot);
 
 	map_remove(s, e->id);
-	text_free(e->text);
+	text_free(s, e->text);
+	budget_uncharge(&e->charge);
 	memset(e, 0, sizeof(*e));
 	e->next_free = s->free_head;
 	s->free_head = index;
@@ -278,10 +303,11 @@ static void set_attr(struct entry *e, const struct owner *o, uint64_t size)
 	e->told = true;
 }
 
-static void take_text(struct entry *e, const struct owner *o, pid_t pid,
-		      struct rbuf *text, long long now)
+static void take_text(struct snapshots *s, struct entry *e,
+		      const struct owner *o, pid_t pid, struct rbuf *text,
+		      long long now)
 {
-	text_free(e->text);
+	text_free(s, e->text);
 	set_attr(e, o, text ? text->len : 0);
 	e->text = text;
 	e->pid = pid;
@@ -290,12 +316,13 @@ static void take_text(struct entry *e, const struct owner *o, pid_t pid,
 
 /* Directory @dir's path was checked now: its files' owner is @o. */
 static int mark_checked(struct snapshots *s, const struct node *dir,
-			const struct owner *o, long long now)
+			const struct owner *o, struct budget_reader *who,
+			long long now)
 {
 	struct entry *e = find(s, node_ino(dir));
 
 	if (!e)
-		e = entry_new(s, node_ino(dir), dir);
+		e = entry_new(s, node_ino(dir), dir, who);
 	if (!e)
 		return -ENOMEM;
 	e->checked_ms = now;
@@ -305,8 +332,8 @@ static int mark_checked(struct snapshots *s, const struct node *dir,
 
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
-		     const struct node *checked, uint64_t *ino,
-		     struct snapshot_idle *idle)
+		     const struct node *checked, struct budget_reader *who,
+		     uint64_t *ino, struct snapshot_idle *idle)
 {
 	long long now = now_ms();
 	struct entry *own, *e;
@@ -314,11 +341,11 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 
 	pthread_mutex_lock(&s->lock);
 	sweep(s, now, idle);
-	if (checked && mark_checked(s, checked, o, now) < 0)
+	if (checked && mark_checked(s, checked, o, who, now) < 0)
 		goto out_nomem;
 	own = find(s, node_ino(n));
 	if (!own)
-		own = entry_new(s, node_ino(n), n);
+		own = entry_new(s, node_ino(n), n, who);
 	if (!own)
 		goto out_nomem;
 	e = find(s, own->last);
@@ -326,12 +353,12 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 		e = reusable(own, pid, now) ? own : NULL;
 	if (!e) {
 		id = SNAPSHOT_INO_BIT | ++s->extras;
-		e = entry_new(s, id, n);
+		e = entry_new(s, id, n, who);
 		if (!e)
 			goto out_nomem;
 		own = find(s, node_ino(n)); /* the slots may have moved */
 	}
-	take_text(e, o, pid, text, now);
+	take_text(s, e, o, pid, text, now);
 	if (snapshot_ino(e->id))
 		e->nlookup++;
 	own->last = e->id;
@@ -373,7 +400,7 @@ int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
 	pthread_mutex_lock(&s->lock);
 	e = find(s, ino);
 	if (!e && !snapshot_ino(ino))
-		e = entry_new(s, ino, n); /* size 0: it grows */
+		e = entry_new(s, ino, n, NULL); /* size 0: it grows */
 	if (!e) {
 		ret = snapshot_ino(ino) ? -ENOENT : -ENOMEM;
 	} else if (e->text && e->pid == pid && !e->opens) {
@@ -387,7 +414,7 @@ int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
 	if (e)
 		e->opens++;
 	pthread_mutex_unlock(&s->lock);
-	text_free(unused);
+	text_free(s, unused);
 	return ret;
 }
 

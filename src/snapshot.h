@@ -69,6 +69,14 @@
  * its entry lives until the kernel forgets it and nobody has it open.
  * Every inode's attributes carry the node's own number as st_ino.
  *
+ * Memory. Each entry is charged to the budget of the reader whose
+ * lookup made it (budget.h), snapshots_entry_bytes() each, until it
+ * goes; the content a lookup made is the caller's to charge (it is
+ * handed in, and freed with the function given to snapshots_new()). An
+ * own inode's entry made by an open without a lookup is charged to
+ * nobody here: that open renders afresh, and its caller charges the
+ * entry's bytes with the content.
+ *
  * Thread safety: every function may be called from any thread.
  */
 #ifndef TIMINGFS_SNAPSHOT_H
@@ -78,6 +86,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "inode.h"
 #include "render.h"
 
@@ -123,8 +132,14 @@ static inline bool snapshot_ino(uint64_t ino)
 	return (ino & SNAPSHOT_INO_BIT) != 0;
 }
 
-/* snapshots_new - an empty table: 0, or -ENOMEM. */
-int snapshots_new(struct snapshots **out);
+/*
+ * snapshots_new - an empty table, which frees the contents it holds
+ * (lookups' contents never opened) with @free_text: 0, or -ENOMEM.
+ */
+int snapshots_new(void (*free_text)(struct rbuf *text), struct snapshots **out);
+
+/* snapshots_entry_bytes - what one entry of the table costs. */
+size_t snapshots_entry_bytes(void);
 
 /* snapshots_free - release @s and every snapshot in it; NULL allowed. */
 void snapshots_free(struct snapshots *s);
@@ -145,16 +160,18 @@ bool snapshots_checked(struct snapshots *s, const struct node *dir,
  * success (the caller keeps it on failure), for thread @pid, whose open
  * takes it (NULL: none could be made, the size is 0 and the open
  * renders anew); @o its owner; @checked its directory when this lookup
- * checked the path, else NULL. Sets *@ino: the node's last inode when no open
- * holds it and no other thread's lookup waits for its open, else an
- * extra one. 0, or -ENOMEM. Either way, *@idle is what the lookup's
+ * checked the path, else NULL; @who the reader the entries it makes
+ * are charged to (NULL: nobody). Sets *@ino: the node's last inode when
+ * no open holds it and no other thread's lookup waits for its open,
+ * else an extra one. 0, or -ENOMEM (out of memory, or an entry past
+ * @who's budget). Either way, *@idle is what the lookup's
  * sweep found of extra inodes that nobody uses any more: the caller
  * has the kernel drop their names, so that it forgets them.
  */
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
-		     const struct node *checked, uint64_t *ino,
-		     struct snapshot_idle *idle);
+		     const struct node *checked, struct budget_reader *who,
+		     uint64_t *ino, struct snapshot_idle *idle);
 
 /*
  * snapshots_get - the node, owner and size (what the kernel was last

@@ -273,7 +273,10 @@ static int nspid_from_daemon(const struct view *v, pid_t pid)
 	if (!ns || !ns_within(v->vs, pid, ns, v->level, v->ns_ino))
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (procfile_read_alloc(path, 2048, &status) < 0)
+	n = procfile_read_alloc(path, 2048, &status);
+	if (n == -EMFILE || n == -ENFILE)
+		return n; /* out of descriptors: not a task outside the view */
+	if (n < 0)
 		return -ENOENT;
 	n = nspid_parse(status, "NSpid:", nr, NSPID_LEVELS_MAX);
 	free(status);

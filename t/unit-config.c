@@ -79,6 +79,10 @@ static void test_defaults(void)
 		  "hidepid name invisible");
 	check_int(cfg.exited_keep_s, 60, "default keep is 60 s");
 	check_int(cfg.exited_max_tasks, 65536, "default max_tasks is 65536");
+	check_int(cfg.reader_snapshots_mib, 32,
+		  "default reader_snapshots is 32 MiB");
+	check_int(cfg.total_snapshots_mib, 128,
+		  "default total_snapshots is 128 MiB");
 }
 
 /* The shipped file must load and say exactly what the defaults say. */
@@ -101,7 +105,9 @@ static void test_shipped(const char *fixtures)
 		      cfg.access_gid == def.access_gid &&
 		      cfg.access_gid_set == def.access_gid_set &&
 		      cfg.exited_keep_s == def.exited_keep_s &&
-		      cfg.exited_max_tasks == def.exited_max_tasks,
+		      cfg.exited_max_tasks == def.exited_max_tasks &&
+		      cfg.reader_snapshots_mib == def.reader_snapshots_mib &&
+		      cfg.total_snapshots_mib == def.total_snapshots_mib,
 	      "conf/timingfs.conf says the defaults");
 }
 
@@ -315,6 +321,38 @@ static void test_exited(void)
 		     "an unknown [exited] key");
 }
 
+static void test_limits(void)
+{
+	struct config cfg;
+
+	check(load("[limits]\nreader_snapshots = 1\ntotal_snapshots = 1\n",
+		   &cfg) == 0 &&
+		      cfg.reader_snapshots_mib == 1 &&
+		      cfg.total_snapshots_mib == 1,
+	      "the budgets at their least, 1 MiB");
+	check(load("[limits]\nreader_snapshots = 65536\n"
+		   "total_snapshots = 65536\n",
+		   &cfg) == 0 &&
+		      cfg.reader_snapshots_mib == 65536 &&
+		      cfg.total_snapshots_mib == 65536,
+	      "the budgets at their largest, 64 GiB");
+	expect_error("[limits]\nreader_snapshots = 0\n", 2,
+		     "[limits] reader_snapshots: 0 is out of range 1..65536",
+		     "reader_snapshots 0");
+	expect_error("[limits]\ntotal_snapshots = 65537\n", 2,
+		     "[limits] total_snapshots: 65537 is out of range 1..65536",
+		     "total_snapshots above 64 GiB");
+	expect_error("\n[limits]\ntotal_snapshots = 12M\n", 3,
+		     "[limits] total_snapshots: '12M' is not a number of MiB",
+		     "total_snapshots takes MiB as a number only");
+	expect_error("[limits]\nreader_snapshots = -4\n", 2,
+		     "[limits] reader_snapshots: -4 is out of range 1..65536",
+		     "a negative reader_snapshots");
+	expect_error("[limits]\nsnapshots = 4\n", 2,
+		     "[limits] snapshots: unknown key",
+		     "an unknown [limits] key");
+}
+
 /* inih reads lines of up to 199 characters (Debian's INI_MAX_LINE). */
 static void test_long_lines(void)
 {
@@ -486,6 +524,7 @@ int main(int argc, char **argv)
 	test_long_lines();
 	test_access();
 	test_exited();
+	test_limits();
 	test_errors();
 	test_files();
 
