@@ -29,6 +29,15 @@ as() {
 	setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"
 }
 
+# hold UID N OUT: in the background, UID holds N opens of proc/table,
+# its line in OUT; setpriv executes the helper, so that $! is the
+# helper itself (a function run in the background would be a subshell,
+# which a kill leaves the helper behind).
+hold() {
+	setpriv --reuid="$1" --regid="$1" --clear-groups \
+		"$BIN/helper-hold" "$MNT/proc/table" "$2" >"$3" 2>"$3.err" &
+}
+
 # daemon_kib FIELD: the daemon's VmRSS or VmHWM, KiB.
 daemon_kib() {
 	sed -n "s/^$1:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$TFS_PID/status"
@@ -80,8 +89,7 @@ test_expect_success 'four hogs of one user hold 900 opens of proc/table each: th
 	started=$SECONDS &&
 	HOGS= &&
 	for k in 1 2 3 4; do
-		{ as $HOG "$BIN/helper-hold" "$MNT/proc/table" $HOLD_OPENS \
-			>hold.$k.out 2>hold.$k.err & } &&
+		hold $HOG $HOLD_OPENS hold.$k.out &&
 		kill_at_exit $! &&
 		HOGS="$HOGS $!" || return 1
 	done &&
@@ -135,7 +143,7 @@ test_expect_success 'the hogs gone, their budget is given back' '
 	kill $HOGS &&
 	{ wait $HOGS 2>/dev/null || :; } &&
 	wait_for 60 as $HOG cat "$MNT/proc/table" >/dev/null &&
-	{ as $HOG "$BIN/helper-hold" "$MNT/proc/table" 20 >again.out & } &&
+	hold $HOG 20 again.out &&
 	AGAIN=$! &&
 	kill_at_exit $AGAIN &&
 	wait_file again.out "" 60 &&
@@ -150,7 +158,7 @@ test_expect_success 'reader_snapshots = 1: a reader holds at most 1 MiB' '
 	write_config small.conf exited.keep=0 limits.reader_snapshots=1 &&
 	mount_timingfs small.conf -o allow_other &&
 	bytes=$(wc -c <"$MNT/proc/table") &&
-	{ as $HOG "$BIN/helper-hold" "$MNT/proc/table" 100 >small.out & } &&
+	hold $HOG 100 small.out &&
 	SMALL=$! &&
 	kill_at_exit $SMALL &&
 	wait_file small.out "" 120 &&
@@ -170,17 +178,17 @@ test_expect_success 'total_snapshots: past the total every reader is refused but
 	write_config total.conf exited.keep=0 limits.reader_snapshots=2 \
 		limits.total_snapshots=3 &&
 	mount_timingfs total.conf -o allow_other &&
-	{ as $HOG "$BIN/helper-hold" "$MNT/proc/table" 100 >total.1.out & } &&
+	hold $HOG 100 total.1.out &&
 	T1=$! &&
 	kill_at_exit $T1 &&
 	wait_file total.1.out "" 120 &&
-	{ as $OTHER "$BIN/helper-hold" "$MNT/proc/table" 100 >total.2.out & } &&
+	hold $OTHER 100 total.2.out &&
 	T2=$! &&
 	kill_at_exit $T2 &&
 	wait_file total.2.out "" 120 &&
 	echo "first: $(cat total.1.out); second: $(cat total.2.out)" &&
 	test "$(field ok total.2.out)" -lt "$(field ok total.1.out)" &&
-	{ as $THIRD "$BIN/helper-hold" "$MNT/proc/table" 5 >total.3.out & } &&
+	hold $THIRD 5 total.3.out &&
 	T3=$! &&
 	kill_at_exit $T3 &&
 	wait_file total.3.out "" 120 &&
