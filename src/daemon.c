@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "budget.h"
 #include "control.h"
 #include "daemon.h"
 #include "exited.h"
@@ -49,8 +50,8 @@ static void fixed_key(const struct daemon *d, bool changed, const char *key)
 /*
  * SIGHUP: read the configuration file again. A valid one takes effect
  * for every file opened from now on, in every mount, for the keys a
- * running daemon can change ([format] units, and [exited] keep while
- * tasks are kept); a change to any other is logged, to wait for the
+ * running daemon can change ([format] units, [limits], and [exited]
+ * keep while tasks are kept); a change to any other is logged, to wait for the
  * next mount. A bad file is logged with its file, line and key, and the
  * one in use stays.
  */
@@ -88,12 +89,19 @@ static void reload(struct daemon *d)
 		  "[exited] keep (on or off)");
 	engine_set_units(d->p->engine, cfg.units);
 	old->units = cfg.units;
+	budget_set_limits((size_t)cfg.reader_snapshots_mib << 20,
+			  (size_t)cfg.total_snapshots_mib << 20);
+	old->reader_snapshots_mib = cfg.reader_snapshots_mib;
+	old->total_snapshots_mib = cfg.total_snapshots_mib;
 	if (d->exited && cfg.exited_keep_s) {
 		exited_set_keep(d->exited, cfg.exited_keep_s);
 		old->exited_keep_s = cfg.exited_keep_s;
 	}
-	log_msg(LOG_NOTICE, "%s re-read: units %s%s", d->p->config_path,
-		config_units_name(cfg.units),
+	log_msg(LOG_NOTICE,
+		"%s re-read: units %s, budgets %u MiB a reader and %u MiB in "
+		"all%s",
+		d->p->config_path, config_units_name(cfg.units),
+		cfg.reader_snapshots_mib, cfg.total_snapshots_mib,
 		d->exited ? ", exited tasks kept as it says" : "");
 }
 

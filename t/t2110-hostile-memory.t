@@ -173,6 +173,26 @@ test_expect_success 'reader_snapshots = 1: a reader holds at most 1 MiB' '
 	{ wait $SMALL 2>/dev/null || :; }
 '
 
+test_expect_success 'SIGHUP applies a new [limits]' '
+	unmount_timingfs &&
+	write_config hup.conf exited.keep=0 &&
+	mount_timingfs hup.conf -o allow_other &&
+	write_config hup.conf exited.keep=0 limits.reader_snapshots=1 &&
+	kill -HUP $TFS_PID &&
+	wait_for 10 grep -q "budgets 1 MiB a reader" "$TRASH/TFS.err" &&
+	bytes=$(wc -c <"$MNT/proc/table") &&
+	hold $HOG 100 hup.out &&
+	HUP=$! &&
+	kill_at_exit $HUP &&
+	wait_file hup.out "" 120 &&
+	echo "proc/table $bytes bytes; held: $(cat hup.out)" &&
+	ok=$(field ok hup.out) &&
+	test $((ok * bytes)) -le $((1024 * 1024)) &&
+	test "$(field enomem hup.out)" -gt 0 &&
+	kill $HUP &&
+	{ wait $HUP 2>/dev/null || :; }
+'
+
 test_expect_success 'total_snapshots: past the total every reader is refused but the host root' '
 	unmount_timingfs &&
 	write_config total.conf exited.keep=0 limits.reader_snapshots=2 \
