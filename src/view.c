@@ -61,6 +61,9 @@ struct map_entry {
 	ino_t proc_ino;
 };
 
+/* How many numbers a view remembers that a pass did not find. */
+#define VIEW_ABSENT 16
+
 /* A view's map of its numbers to the daemon's, open addressing. */
 struct view_map {
 	pthread_mutex_t lock;
@@ -68,6 +71,13 @@ struct view_map {
 	unsigned int cap, count;
 	pthread_mutex_t scan_lock; /* one pass over /proc at a time */
 	long long scanned_ns; /* when the last pass began; 0: none yet */
+	/* Numbers asked and not found by a pass, and when it began (under
+	 * lock): asked again within VIEW_SCAN_MS, they are absent at once. */
+	struct absent {
+		pid_t nr;
+		long long as_of_ns;
+	} absent[VIEW_ABSENT];
+	unsigned int absent_next;
 };
 
 /* Above any pid: the kernel's PID_MAX_LIMIT. */
@@ -452,18 +462,20 @@ static unsigned long long scans_total;
  * when one began since (it had the number, if anything did), else one,
  * no sooner than VIEW_SCAN_MS after the view's last, waited for. So no
  * sequence of lookups makes more than one pass per VIEW_SCAN_MS in a
- * view, and none misses a number that a pass would have found.
+ * view, and none misses a number that a pass would have found. When
+ * the pass that answers began.
  */
-static void scan_for(const struct view *v, long long missed_ns)
+static long long scan_for(const struct view *v, long long missed_ns)
 {
 	struct view_map *m = v->map;
 	struct timespec pause;
-	long long wait;
+	long long wait, began;
 
 	pthread_mutex_lock(&m->scan_lock);
 	if (m->scanned_ns >= missed_ns) {
+		began = m->scanned_ns;
 		pthread_mutex_unlock(&m->scan_lock);
-		return;
+		return began;
 	}
 	wait = m->scanned_ns ?
 		       m->scanned_ns + VIEW_SCAN_MS * 1000000LL - now_ns() :
@@ -474,10 +486,11 @@ static void scan_for(const struct view *v, long long missed_ns)
 		while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
 			;
 	}
-	m->scanned_ns = now_ns();
+	began = m->scanned_ns = now_ns();
 	__atomic_add_fetch(&scans_total, 1, __ATOMIC_RELAXED);
 	map_fill(v, "/proc");
 	pthread_mutex_unlock(&m->scan_lock);
+	return began;
 }
 
 unsigned long long views_scans(const struct views *vs)
@@ -486,15 +499,48 @@ unsigned long long views_scans(const struct views *vs)
 	return __atomic_load_n(&scans_total, __ATOMIC_RELAXED);
 }
 
+/* Whether @nr was not found by a pass that began VIEW_SCAN_MS ago or
+ * less. */
+static bool absent_lately(struct view_map *m, pid_t nr, long long now)
+{
+	bool found = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < VIEW_ABSENT && !found; i++)
+		found = m->absent[i].nr == nr &&
+			now - m->absent[i].as_of_ns < VIEW_SCAN_MS * 1000000LL;
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
+/* @nr was not found by the pass that began at @as_of_ns. */
+static void absent_add(struct view_map *m, pid_t nr, long long as_of_ns)
+{
+	pthread_mutex_lock(&m->lock);
+	m->absent[m->absent_next] = (struct absent){ nr, as_of_ns };
+	m->absent_next = (m->absent_next + 1) % VIEW_ABSENT;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * A number the map does not know: absent at once when a pass that
+ * began VIEW_SCAN_MS ago or less did not find it (a task made since
+ * then is missed that long, as a number asked again and again is
+ * answered); else after the pass scan_for() makes or waits for.
+ */
 static int nspid_to_daemon(const struct view *v, pid_t nr)
 {
-	long long missed_ns = now_ns();
+	long long missed_ns = now_ns(), as_of;
 	int pid = map_checked(v, nr);
 
-	if (pid > 0)
-		return pid;
-	scan_for(v, missed_ns);
-	return map_checked(v, nr);
+	if (pid > 0 || absent_lately(v->map, nr, missed_ns))
+		return pid > 0 ? pid : -ENOENT;
+	as_of = scan_for(v, missed_ns);
+	pid = map_checked(v, nr);
+	if (pid == -ENOENT)
+		absent_add(v->map, nr, as_of);
+	return pid;
 }
 
 static int nspid_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)

@@ -22,7 +22,8 @@
  * a process, one pass over /proc translating every process (O(processes
  * of the machine)), at most one per VIEW_SCAN_MS in a view, whatever
  * numbers are asked (a miss waits for the next pass, or shares one that
- * began after it);
+ * began after it; a number that a pass begun VIEW_SCAN_MS ago or less
+ * did not find, asked again, is absent at once);
  * on a miss of a thread, one pass over that process's threads. So a
  * listing of proc/ costs a readlink a process of the machine once a
  * second (view_pass_from_daemon()) and a readlink and a status read a
