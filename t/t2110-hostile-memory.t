@@ -15,6 +15,9 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot read as other users"
 test_have_prereq SETPRIV || skip_all "no setpriv (util-linux)"
+# A sanitized build keeps shadow memory and freed blocks aside: its
+# resident memory is no measure of the daemon's.
+test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 HOG=$((2110000000 + $$ % 100000))
 OTHER=$((HOG + 1))
@@ -48,7 +51,7 @@ daemon_kib() {
 hogs_reported() {
 	local k hwm
 	hwm=$(daemon_kib VmHWM)
-	if [ "$hwm" -gt "$RSS_MAX_KIB" ]; then
+	if ! test_have_prereq ASAN && [ "$hwm" -gt "$RSS_MAX_KIB" ]; then
 		echo "daemon VmHWM $hwm KiB, above $RSS_MAX_KIB, while the hogs opened"
 		HOGS_OVER=1
 		return 0
@@ -99,7 +102,7 @@ test_expect_success 'four hogs of one user hold 900 opens of proc/table each: th
 	test -z "$HOGS_OVER" &&
 	HWM=$(daemon_kib VmHWM) &&
 	echo "daemon VmRSS $(daemon_kib VmRSS) KiB, VmHWM $HWM KiB, at most $RSS_MAX_KIB" &&
-	test "$HWM" -le $RSS_MAX_KIB &&
+	{ test_have_prereq ASAN || test "$HWM" -le $RSS_MAX_KIB; } &&
 	total_ok=0 &&
 	for k in 1 2 3 4; do
 		echo "hog $k: $(cat hold.$k.out)" &&
