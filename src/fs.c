@@ -133,7 +133,7 @@ static void *dropper_main(void *arg)
 {
 	struct fs_dropper *d = arg;
 	bool proc, file;
-	struct fs *fs;
+	struct fs *fs = NULL;
 	struct node n;
 
 	pthread_mutex_lock(&d->lock);
