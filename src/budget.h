@@ -66,9 +66,13 @@ struct budget_charge {
  */
 void budget_set_limits(size_t reader_bytes, size_t total_bytes);
 
+/* The namespace of a reader of what every view shows alike (fs.c). */
+#define BUDGET_NS_ANY UINT64_MAX
+
 /*
  * budget_reader_get - the reader that uid @uid in the PID namespace of
- * nsfs inode @ns (0: a reader the daemon cannot place) is, referenced;
+ * nsfs inode @ns (0: a reader the daemon cannot place; BUDGET_NS_ANY:
+ * the uid in any namespace, for files outside proc/) is, referenced;
  * @host_root: it is the host's root, held to its own budget only. NULL
  * when out of memory. Release with budget_reader_put().
  */

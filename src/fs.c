@@ -358,17 +358,35 @@ static void req_end(struct request *r)
 }
 
 /*
- * The reader of @r for the budgets of memory (budget.h): its uid in
- * its view, which is looked up now for a node outside proc/. NULL when
- * out of memory.
+ * The reader of @r for the budgets of memory (budget.h), admitted for
+ * @n: its uid in its view. A node outside proc/, the same in every
+ * view, asks no view (it would cost a look at the reader's namespace
+ * at every lookup): its reader is the uid in BUDGET_NS_ANY. Refused
+ * there, root is asked again in its view, where the host's root is
+ * held to its own budget alone. NULL and *@err (-ENOMEM) when refused.
  */
-static struct budget_reader *req_reader(struct request *r)
+static struct budget_reader *req_admit(struct request *r, const struct node *n,
+				       int *err)
 {
-	if (!r->view)
+	struct budget_reader *who;
+	bool host_root;
+
+	if (r->view) {
+		host_root = r->uid == 0 &&
+			    r->view->ns_ino == views_own_ns(r->env->views);
+		who = budget_reader_get(r->view->ns_ino, r->uid, host_root);
+	} else {
+		who = budget_reader_get(BUDGET_NS_ANY, r->uid, false);
+	}
+	*err = who ? budget_admit(who, node_ino(n)) : -ENOMEM;
+	if (*err == 0)
+		return who;
+	budget_reader_put(who);
+	if (*err == -ENOMEM && !r->view && r->uid == 0) {
 		req_view((fuse_req_t)r->ctx, r);
-	return budget_reader_get(
-		r->view->ns_ino, r->uid,
-		r->uid == 0 && r->view->ns_ino == views_own_ns(r->env->views));
+		return req_admit(r, n, err);
+	}
+	return NULL;
 }
 
 /* What the block at @p costs: its usable size and malloc's header. */
@@ -595,13 +613,11 @@ static int lookup_file(struct request *r, const struct node *n,
 		o.gid = ep->attr.st_gid;
 		checked = true;
 	}
-	who = req_reader(r);
-	if (!who)
-		return -ENOMEM;
 	/* A reader at its budget is refused before anything is made. */
-	ret = budget_admit(who, node_ino(n));
-	if (ret == 0)
-		ret = render_text(r, n, &text);
+	who = req_admit(r, n, &ret);
+	if (!who)
+		return ret;
+	ret = render_text(r, n, &text);
 	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
 		text_free(text);
 		ret = -ENOMEM;
@@ -826,10 +842,8 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	req_begin(req, &r);
 	req_node_view(req, &r, n);
 	ret = req_check_named(&r, n);
-	if (ret == 0) {
-		who = req_reader(&r);
-		ret = who ? budget_admit(who, node_ino(n)) : -ENOMEM;
-	}
+	if (ret == 0)
+		who = req_admit(&r, n, &ret);
 	if (ret == 0)
 		ret = render_text(&r, n, text);
 	/* It pays for the table's entry its open may have made too. */
@@ -1013,10 +1027,8 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	r.entering = true;
 	if (ret == 0)
 		ret = tree_check(&r, &n, &st);
-	if (ret == 0) {
-		who = req_reader(&r);
-		ret = who ? budget_admit(who, node_ino(&n)) : -ENOMEM;
-	}
+	if (ret == 0)
+		who = req_admit(&r, &n, &ret);
 	if (ret == 0) {
 		l = calloc(1, sizeof(*l));
 		if (!l)
