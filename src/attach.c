@@ -752,7 +752,9 @@ void attach_tick(struct attach_set *as)
 			if (working(m) && now >= m->deadline_ms &&
 			    !m->timed_out)
 				child_late(m);
-			continue;
+			/* Mounted now, its init may have gone meanwhile. */
+			if (working(m))
+				continue;
 		}
 		if (m->state != M_MOUNTED)
 			continue;
