@@ -297,8 +297,8 @@ static void test_resolve(void)
 /* The pieces of procfs's access check (ptrace_may_access). */
 static void test_access_pieces(void)
 {
-	uid_t uid[3] = { 1000, 1000, 1000 }, setuid_other[3] = { 1000, 2000,
-								 2000 };
+	uid_t uid[3] = { 1000, 1000, 1000 },
+	      setuid_other[3] = { 1000, 2000, 2000 };
 	gid_t gid[3] = { 100, 100, 100 }, setgid[3] = { 100, 100, 50 };
 
 	check(access_ids_match(uid, gid, 1000, 100),
