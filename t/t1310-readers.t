@@ -11,6 +11,9 @@ of it whose values change length between two opens (1, 12, 17, then 1
 digit), each reader reading right after the edit; then on the live
 tree, eight readers of the tables of a process of 3,000 threads at once
 (10 s), after which the daemon is still small.'
+# Each step's readers (thirteen ways, five files, four steps) take most
+# of a minute in a sanitized build on a loaded 2-CPU machine: a margin.
+TEST_TIMEOUT=${TEST_TIMEOUT:-240}
 . "$(dirname "$0")/test-lib.sh"
 
 require_fuse
