@@ -101,11 +101,6 @@ int attach_fd(const struct attach_set *as)
 	return as->epfd;
 }
 
-unsigned int attach_count(const struct attach_set *as)
-{
-	return as->count;
-}
-
 /* The inode of namespace @fd if its type is @type, else 0. */
 static ino_t ns_inode(int fd, int type)
 {

@@ -108,9 +108,6 @@ int attach_remove(struct attach_set *as, int pidfd, const char *target,
  */
 size_t attach_list(struct attach_set *as, char *buf, size_t size);
 
-/* attach_count - how many mounts there are, attached or under way. */
-unsigned int attach_count(const struct attach_set *as);
-
 /*
  * attach_fd - readable when a child ended or the init of a mount's PID
  * namespace exited: then call attach_tick(). -1 when the kernel has no

@@ -259,23 +259,3 @@ void budget_uncharge(struct budget_charge *c)
 	c->reader = NULL;
 	c->bytes = 0;
 }
-
-size_t budget_reader_bytes(const struct budget_reader *r)
-{
-	return __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
-}
-
-size_t budget_total_bytes(void)
-{
-	return __atomic_load_n(&budget.total, __ATOMIC_RELAXED);
-}
-
-size_t budget_readers(void)
-{
-	size_t n;
-
-	pthread_mutex_lock(&budget.lock);
-	n = budget.count;
-	pthread_mutex_unlock(&budget.lock);
-	return n;
-}

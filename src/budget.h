@@ -107,13 +107,4 @@ int budget_charge(struct budget_reader *r, uint64_t id, size_t bytes,
  * charge is allowed. */
 void budget_uncharge(struct budget_charge *c);
 
-/* budget_reader_bytes - what @r holds now, in bytes. */
-size_t budget_reader_bytes(const struct budget_reader *r);
-
-/* budget_total_bytes - what every reader holds together now. */
-size_t budget_total_bytes(void);
-
-/* budget_readers - how many readers have a record now. */
-size_t budget_readers(void);
-
 #endif

@@ -117,6 +117,7 @@ struct views {
 	unsigned int nchains, next_chain;
 	unsigned int used; /* slots below this were made at least once */
 	long long shared_until_s; /* atomic */
+	unsigned long long scans; /* atomic: passes over /proc, for info */
 	struct view slot[VIEW_SLOTS];
 };
 
@@ -454,9 +455,6 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Passes over /proc made by every view, for info. */
-static unsigned long long scans_total;
-
 /*
  * A pass over /proc for @v, as a number missed at @missed_ns asks: none
  * when one began since (it had the number, if anything did), else one,
@@ -487,7 +485,7 @@ static long long scan_for(const struct view *v, long long missed_ns)
 			;
 	}
 	began = m->scanned_ns = now_ns();
-	__atomic_add_fetch(&scans_total, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&v->vs->scans, 1, __ATOMIC_RELAXED);
 	map_fill(v, "/proc");
 	pthread_mutex_unlock(&m->scan_lock);
 	return began;
@@ -495,8 +493,7 @@ static long long scan_for(const struct view *v, long long missed_ns)
 
 unsigned long long views_scans(const struct views *vs)
 {
-	(void)vs;
-	return __atomic_load_n(&scans_total, __ATOMIC_RELAXED);
+	return __atomic_load_n(&vs->scans, __ATOMIC_RELAXED);
 }
 
 /* Whether @nr was not found by a pass that began VIEW_SCAN_MS ago or

@@ -117,8 +117,8 @@ const char *views_translate(const struct views *vs);
 
 /*
  * views_scans - how many passes over /proc the nspid way has made to
- * find numbers of views, since the daemon started (every views of the
- * process counted together): info's pidns_scans.
+ * find numbers of @vs's views (one mount's) since they were made:
+ * info's pidns_scans.
  */
 unsigned long long views_scans(const struct views *vs);
 
