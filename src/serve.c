@@ -7,6 +7,17 @@
  * when no request of it is left, or by serve_may_block(). An eventfd in
  * the set, always readable once written, stops them all.
  *
+ * A request that runs across a whole tick of SERVE_TICK_MS, whatever it
+ * waits for, is given up as if it had called serve_may_block(): a
+ * watchdog thread, awake only while requests come, marks it given and
+ * arms its session, so that the next waiting worker takes the session's
+ * next requests. A worker's request is a phase word, its count of
+ * requests and whether it is serving or was given up; the watchdog and
+ * the worker itself (serve_may_block(), the request's end) change it by
+ * compare-and-swap, so exactly one of them decides: a request that ends
+ * serving keeps its session, one given up leaves it to the set, armed
+ * once, by whoever gave it up.
+ *
  * A request takes no lock: on one CPU, a worker woken while another
  * held one would only be put to sleep again, at two context switches. A session is named in the set by its slot and a
  * generation; a worker counts itself in (busy) and then checks that
@@ -24,12 +35,17 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "serve.h"
 
 #define STOP_ID UINT64_MAX
 #define SESSION_EVENTS (EPOLLIN | EPOLLONESHOT)
+
+/* A worker's phase word: its requests so far << 2 | one of these. */
+enum phase { PHASE_IDLE, PHASE_SERVING, PHASE_GIVEN };
+#define PHASE_OF(p) ((p)&3U)
 
 #define LOAD(p) __atomic_load_n(p, __ATOMIC_SEQ_CST)
 #define STORE(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
@@ -46,6 +62,15 @@ struct served {
 	int error;
 };
 
+/* A worker's request, as the watchdog sees it. */
+struct worker_req {
+	struct serve *sv;
+	uint64_t phase; /* enum phase, and the request's count above */
+	struct served *s; /* set before the phase says serving */
+	uint64_t id;
+	uint64_t seen; /* the watchdog's: the phase at its last tick */
+};
+
 struct serve {
 	pthread_mutex_t lock; /* all but a request's path */
 	pthread_cond_t idle_slot; /* a removed session's busy dropped to 0 */
@@ -53,7 +78,12 @@ struct serve {
 	unsigned int nslots;
 	int epfd; /* every session, and stop_fd */
 	pthread_t *worker;
+	struct worker_req *req; /* one a worker */
 	unsigned int workers, max_workers;
+	pthread_t watchdog;
+	pthread_cond_t wake; /* the watchdog's, under lock */
+	bool watching, dozing; /* it runs; it waits for a request */
+	uint64_t requests; /* atomic: begun so far, every worker's */
 	unsigned int waiting; /* workers waiting in epoll_wait() */
 	bool started, stopping;
 	int stop_fd; /* readable: every worker returns */
@@ -91,7 +121,8 @@ static void *worker_main(void *arg);
 static void worker_add(struct serve *sv)
 {
 	if (sv->workers >= sv->max_workers || sv->stopping ||
-	    pthread_create(&sv->worker[sv->workers], NULL, worker_main, sv))
+	    pthread_create(&sv->worker[sv->workers], NULL, worker_main,
+			   &sv->req[sv->workers]))
 		return;
 	ADD(&sv->workers, 1);
 }
@@ -142,7 +173,7 @@ static struct served *session_get(struct serve *sv, uint64_t id)
 static __thread struct {
 	struct serve *sv;
 	struct served *s;
-	uint64_t id;
+	struct worker_req *req;
 	bool given_up;
 } current;
 
@@ -156,17 +187,123 @@ static void spare_worker(struct serve *sv)
 	}
 }
 
+/*
+ * Give up the request of @r whose phase word is @phase (serving): mark
+ * it given and arm its session for the others. False when the request
+ * is no longer that one, serving (it ended, or was given up).
+ */
+static bool give_up(struct serve *sv, struct worker_req *r, uint64_t phase)
+{
+	uint64_t given = (phase & ~3ULL) | PHASE_GIVEN;
+	struct served *s = LOAD(&r->s);
+
+	if (PHASE_OF(phase) != PHASE_SERVING)
+		return false;
+	/* Counted in first: the session stays while it is armed. */
+	ADD(&s->busy, 1);
+	if (!__atomic_compare_exchange_n(&r->phase, &phase, given, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		session_put(sv, s);
+		return false;
+	}
+	if (!LOAD(&s->out))
+		watch(sv, EPOLL_CTL_MOD, fuse_session_fd(s->se), LOAD(&r->id),
+		      SESSION_EVENTS);
+	session_put(sv, s);
+	spare_worker(sv);
+	return true;
+}
+
 void serve_may_block(void)
 {
-	struct served *s = current.s;
+	struct worker_req *r = current.req;
 
-	if (!s || current.given_up)
+	if (!r || !current.s || current.given_up)
 		return;
+	give_up(current.sv, r, LOAD(&r->phase));
 	current.given_up = true;
-	if (!LOAD(&s->out))
-		watch(current.sv, EPOLL_CTL_MOD, fuse_session_fd(s->se),
-		      current.id, SESSION_EVENTS);
-	spare_worker(current.sv);
+}
+
+/* The calling worker begins a request of @s, event @id. */
+static void request_begin(struct serve *sv, struct served *s, uint64_t id)
+{
+	struct worker_req *r = current.req;
+	uint64_t phase = LOAD(&r->phase);
+
+	STORE(&r->s, s);
+	STORE(&r->id, id);
+	STORE(&r->phase, ((phase >> 2) + 1) << 2 | PHASE_SERVING);
+	ADD(&sv->requests, 1);
+	/* After the count: either the watchdog, going to doze, sees it,
+	 * or this sees it dozing. */
+	if (LOAD(&sv->dozing)) {
+		pthread_mutex_lock(&sv->lock);
+		STORE(&sv->dozing, false);
+		pthread_cond_signal(&sv->wake);
+		pthread_mutex_unlock(&sv->lock);
+	}
+}
+
+/* It ended: whether the worker holds its session still (not given up). */
+static bool request_end(void)
+{
+	struct worker_req *r = current.req;
+	uint64_t phase = LOAD(&r->phase);
+
+	if (PHASE_OF(phase) == PHASE_SERVING &&
+	    __atomic_compare_exchange_n(&r->phase, &phase,
+					(phase & ~3ULL) | PHASE_IDLE, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return true;
+	return false;
+}
+
+/*
+ * The watchdog: every SERVE_TICK_MS while requests come, each request
+ * that was being served at the last tick and still is, is given up.
+ * When a tick finds no request begun since the last, it waits for one.
+ */
+static void *watchdog_main(void *arg)
+{
+	struct serve *sv = arg;
+	uint64_t last = 0, now, phase;
+	struct timespec until;
+	unsigned int i, n;
+
+	pthread_mutex_lock(&sv->lock);
+	while (!sv->stopping) {
+		now = LOAD(&sv->requests);
+		if (now == last) {
+			/* Nothing came for a tick: doze, unless one comes
+			 * now (request_begin() counts, then looks). */
+			STORE(&sv->dozing, true);
+			if (LOAD(&sv->requests) == last)
+				while (LOAD(&sv->dozing) && !sv->stopping)
+					pthread_cond_wait(&sv->wake, &sv->lock);
+			STORE(&sv->dozing, false);
+		}
+		last = LOAD(&sv->requests);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += SERVE_TICK_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!sv->stopping &&
+		       pthread_cond_timedwait(&sv->wake, &sv->lock, &until) == 0)
+			;
+		n = sv->workers;
+		pthread_mutex_unlock(&sv->lock);
+		for (i = 0; i < n; i++) {
+			phase = LOAD(&sv->req[i].phase);
+			if (phase == sv->req[i].seen)
+				give_up(sv, &sv->req[i], phase);
+			sv->req[i].seen = phase;
+		}
+		pthread_mutex_lock(&sv->lock);
+	}
+	pthread_mutex_unlock(&sv->lock);
+	return NULL;
 }
 
 /*
@@ -179,7 +316,8 @@ void serve_may_block(void)
  */
 static void *worker_main(void *arg)
 {
-	struct serve *sv = arg;
+	struct worker_req *req = arg;
+	struct serve *sv = req->sv;
 	struct fuse_buf buf = { 0 };
 	struct epoll_event ev;
 	struct fuse_session *se;
@@ -188,6 +326,7 @@ static void *worker_main(void *arg)
 	int n, res;
 
 	current.sv = sv;
+	current.req = req;
 	for (;;) {
 		if (!s) {
 			ADD(&sv->waiting, 1);
@@ -213,10 +352,12 @@ static void *worker_main(void *arg)
 			session_ended(sv, s, res);
 		} else if (res > 0) {
 			current.s = s;
-			current.id = id;
 			current.given_up = false;
+			request_begin(sv, s, id);
 			fuse_session_process_buf(se, &buf);
 			current.s = NULL;
+			if (!request_end())
+				current.given_up = true;
 			if (!current.given_up && !LOAD(&s->out) &&
 			    !LOAD(&sv->stopping))
 				continue; /* it holds the session still */
@@ -236,16 +377,19 @@ static void *worker_main(void *arg)
 int serve_new(unsigned int max_workers, struct serve **out)
 {
 	struct serve *sv = calloc(1, sizeof(*sv));
+	pthread_condattr_t attr;
 
 	if (!sv)
 		return -ENOMEM;
 	sv->max_workers = max_workers ? max_workers : 1;
 	sv->worker = calloc(sv->max_workers, sizeof(*sv->worker));
+	sv->req = calloc(sv->max_workers, sizeof(*sv->req));
 	sv->slot = calloc(SERVE_MAX_SESSIONS, sizeof(*sv->slot));
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sv->ended_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!sv->worker || !sv->slot || sv->epfd < 0 || sv->stop_fd < 0 ||
+	if (!sv->worker || !sv->req || !sv->slot || sv->epfd < 0 ||
+	    sv->stop_fd < 0 ||
 	    sv->ended_fd < 0 ||
 	    watch(sv, EPOLL_CTL_ADD, sv->stop_fd, STOP_ID, EPOLLIN) < 0) {
 		if (sv->epfd >= 0)
@@ -255,12 +399,19 @@ int serve_new(unsigned int max_workers, struct serve **out)
 		if (sv->ended_fd >= 0)
 			close(sv->ended_fd);
 		free(sv->slot);
+		free(sv->req);
 		free(sv->worker);
 		free(sv);
 		return -ENOMEM;
 	}
+	for (unsigned int i = 0; i < sv->max_workers; i++)
+		sv->req[i].sv = sv;
 	pthread_mutex_init(&sv->lock, NULL);
 	pthread_cond_init(&sv->idle_slot, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&sv->wake, &attr);
+	pthread_condattr_destroy(&attr);
 	*out = sv;
 	return 0;
 }
@@ -273,6 +424,10 @@ int serve_start(struct serve *sv)
 	if (!sv->started) {
 		worker_add(sv);
 		ret = sv->workers ? 0 : -EAGAIN;
+		/* With one worker, nobody could take a session given up. */
+		if (ret == 0 && sv->max_workers > 1)
+			sv->watching = pthread_create(&sv->watchdog, NULL,
+						      watchdog_main, sv) == 0;
 	}
 	sv->started = ret == 0;
 	pthread_mutex_unlock(&sv->lock);
@@ -386,7 +541,10 @@ void serve_free(struct serve *sv)
 	pthread_mutex_lock(&sv->lock);
 	STORE(&sv->stopping, true);
 	n = sv->workers;
+	pthread_cond_signal(&sv->wake);
 	pthread_mutex_unlock(&sv->lock);
+	if (sv->watching)
+		pthread_join(sv->watchdog, NULL);
 	poke(sv->stop_fd);
 	for (i = 0; i < n; i++)
 		pthread_join(sv->worker[i], NULL);
@@ -394,10 +552,12 @@ void serve_free(struct serve *sv)
 	close(sv->stop_fd);
 	close(sv->ended_fd);
 	pthread_cond_destroy(&sv->idle_slot);
+	pthread_cond_destroy(&sv->wake);
 	pthread_mutex_destroy(&sv->lock);
 	for (i = 0; i < sv->nslots; i++)
 		free(sv->slot[i]);
 	free(sv->slot);
+	free(sv->req);
 	free(sv->worker);
 	free(sv);
 }

@@ -11,7 +11,10 @@
  * pool's workers in turn, each woken for it (on one CPU, 0.87 the
  * floor's cost instead of 1.25: make bench). A request that may take
  * long gives its session up first (serve_may_block()), so that a table
- * of ten thousand threads never holds up the mount's other readers.
+ * of ten thousand threads never holds up the mount's other readers; so
+ * does, on its behalf, any request still running after a whole tick of
+ * SERVE_TICK_MS, whatever it waits for: one reader's slow request never
+ * holds up the others (with more than one worker).
  * Whenever a worker takes a session and no other is left waiting, the
  * pool grows by one, up to its bound, and keeps the idle ones; the
  * number of sessions never adds a thread.
@@ -29,6 +32,10 @@
 #include <fuse_lowlevel.h>
 
 struct serve;
+
+/* How long a request runs before its session is given up, at most
+ * twice this. */
+#define SERVE_TICK_MS 10
 
 /* The most sessions one pool serves: the daemon's own and 16,383 more. */
 #define SERVE_MAX_SESSIONS 16384
