@@ -52,6 +52,18 @@ struct task_fd {
 	pid_t pid, tid;
 	const char *name; /* a string constant, compared by address */
 	int fd; /* -1: empty */
+	/*
+	 * Which task it reads (a descriptor of a task that exited reads
+	 * ESRCH, even once its number names another task): its start in
+	 * clock ticks, plus 1; 0 while not known. A start read by path
+	 * after the descriptor was opened (opened below the stat read's
+	 * mark) is @maybe: the task's, if the descriptor still reads
+	 * after it (then it was alive throughout, and held the number);
+	 * the next read that succeeds makes it @start.
+	 */
+	uint64_t opened;
+	uint64_t start;
+	uint64_t maybe;
 };
 
 /*
@@ -75,6 +87,7 @@ struct engine {
 	struct task_history history;
 	pthread_mutex_t fd_lock;
 	struct task_fd fds[TASK_FDS];
+	uint64_t opens; /* atomic: task files opened, each one's number */
 	uint64_t start_memo[START_MEMO_SLOTS];
 };
 
@@ -264,38 +277,56 @@ static struct task_fd *task_fd_slot(struct engine *e, pid_t pid, pid_t tid,
 	return &e->fds[(h ^ h >> 32) % TASK_FDS];
 }
 
-/* The kept descriptor of the file, taken out of the table; or -1. */
-static int task_fd_take(struct engine *e, pid_t pid, pid_t tid,
-			const char *name)
+/* The kept descriptor of the file, taken out of the table into *@out
+ * (its fd -1 when there was none). */
+static void task_fd_take(struct engine *e, pid_t pid, pid_t tid,
+			 const char *name, struct task_fd *out)
 {
 	struct task_fd *s = task_fd_slot(e, pid, tid, name);
-	int fd = -1;
 
+	out->fd = -1;
 	pthread_mutex_lock(&e->fd_lock);
 	if (s->fd >= 0 && s->pid == pid && s->tid == tid && s->name == name) {
-		fd = s->fd;
+		*out = *s;
 		s->fd = -1;
 	}
 	pthread_mutex_unlock(&e->fd_lock);
-	return fd;
 }
 
-/* Keep @fd for the next read, in place of whatever the slot held. */
-static void task_fd_give(struct engine *e, pid_t pid, pid_t tid,
-			 const char *name, int fd)
+/* Keep @k for the next read, in place of whatever the slot held. */
+static void task_fd_give(struct engine *e, const struct task_fd *k)
 {
-	struct task_fd *s = task_fd_slot(e, pid, tid, name);
+	struct task_fd *s = task_fd_slot(e, k->pid, k->tid, k->name);
 	int old;
 
 	pthread_mutex_lock(&e->fd_lock);
 	old = s->fd;
-	s->pid = pid;
-	s->tid = tid;
-	s->name = name;
-	s->fd = fd;
+	*s = *k;
 	pthread_mutex_unlock(&e->fd_lock);
 	if (old >= 0)
 		close(old);
+}
+
+/*
+ * The task (@pid, @tid) started at @start (ticks + 1), as a stat read by
+ * path after the files' count stood at @mark says: its files kept open
+ * since before @mark may be that task's (struct task_fd's maybe).
+ */
+static void task_fds_stamp(struct engine *e, pid_t pid, pid_t tid,
+			   uint64_t start, uint64_t mark)
+{
+	static const char *const names[] = { "schedstat", "status", "stat" };
+	struct task_fd *s;
+	size_t i;
+
+	pthread_mutex_lock(&e->fd_lock);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		s = task_fd_slot(e, pid, tid, names[i]);
+		if (s->fd >= 0 && s->pid == pid && s->tid == tid &&
+		    s->name == names[i] && !s->start && s->opened < mark)
+			s->maybe = start;
+	}
+	pthread_mutex_unlock(&e->fd_lock);
 }
 
 /*
@@ -362,16 +393,19 @@ static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
 			 const char *name, const char *path, char *buf,
 			 size_t size)
 {
-	int fd, ret;
+	struct task_fd k = { .pid = pid, .tid = tid, .name = name };
+	int ret;
 
-	fd = open_or_reclaim(e, path);
-	if (fd < 0)
-		return (fd == -ENOENT || fd == -ESRCH) ? -ENOENT : fd;
-	ret = read_whole(fd, buf, size);
+	k.fd = open_or_reclaim(e, path);
+	if (k.fd < 0)
+		return (k.fd == -ENOENT || k.fd == -ESRCH) ? -ENOENT : k.fd;
+	/* Numbered once open: a stat read after this number is later. */
+	k.opened = __atomic_fetch_add(&e->opens, 1, __ATOMIC_SEQ_CST);
+	ret = read_whole(k.fd, buf, size);
 	if (ret >= 0 || ret == -EFBIG)
-		task_fd_give(e, pid, tid, name, fd);
+		task_fd_give(e, &k);
 	else
-		close(fd);
+		close(k.fd);
 	return ret;
 }
 
@@ -391,23 +425,33 @@ static bool task_dir_there(const struct engine *e, pid_t pid, pid_t tid)
 	return access(dir, F_OK) == 0;
 }
 
+/* Sets *@start to the task's start (ticks + 1) when a kept descriptor
+ * that knows it read the file, else to 0. */
 static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
-			       const char *name, char *buf, size_t size)
+			       const char *name, char *buf, size_t size,
+			       uint64_t *start)
 {
 	char path[PATH_MAX];
-	int fd, ret;
+	struct task_fd k;
+	int ret;
 
+	*start = 0;
 	if (pid <= 0 || tid < 0)
 		return -ENOENT;
 	if (e->live) {
-		fd = task_fd_take(e, pid, tid, name);
-		if (fd >= 0) {
-			ret = read_whole(fd, buf, size);
+		task_fd_take(e, pid, tid, name, &k);
+		if (k.fd >= 0) {
+			ret = read_whole(k.fd, buf, size);
 			if (ret >= 0 || ret == -EFBIG) {
-				task_fd_give(e, pid, tid, name, fd);
+				/* Alive since it was opened: its task's. */
+				if (!k.start)
+					k.start = k.maybe;
+				k.maybe = 0;
+				*start = k.start;
+				task_fd_give(e, &k);
 				return ret;
 			}
-			close(fd); /* ask the path: a new task may have it */
+			close(k.fd); /* ask the path: a new task may have it */
 		}
 	}
 	task_path(e, path, sizeof(path), pid, tid, name);
@@ -444,16 +488,20 @@ static void text_free(struct text *t)
 	text_init(t);
 }
 
-/* The whole of one of the task's files, however large, into @t. */
+/*
+ * The whole of one of the task's files, however large, into @t; *@start
+ * as read_task_file_into() sets it.
+ */
 static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
-			  const char *name, struct text *t)
+			  const char *name, struct text *t, uint64_t *start)
 {
 	size_t size;
 	char *data;
 	int ret;
 
 	for (;;) {
-		ret = read_task_file_into(e, pid, tid, name, t->data, t->size);
+		ret = read_task_file_into(e, pid, tid, name, t->data, t->size,
+					  start);
 		if (ret != -EFBIG)
 			return ret;
 		size = t->size * 2;
@@ -512,19 +560,39 @@ int engine_exited_times(struct engine *e, const struct exited_task *x,
 	return 0;
 }
 
+/* The creation time of a task whose start is @start (ticks + 1), or 0. */
+static uint64_t start_creation_ns(const struct engine *e, uint64_t start)
+{
+	return start ? e->boot_ns + units_ticks_to_ns(start - 1, e->clk_tck) :
+		       0;
+}
+
+/*
+ * The task's stat. Its start tells which task the files kept open of
+ * it (and, for a process, of its main thread, which starts when it
+ * does) read: task_fds_stamp().
+ */
 static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 			  struct task_stat *st)
 {
+	uint64_t mark = __atomic_load_n(&e->opens, __ATOMIC_SEQ_CST), start;
 	struct text t;
 	int ret;
 
 	text_init(&t);
-	ret = read_task_file(e, pid, tid, "stat", &t);
+	ret = read_task_file(e, pid, tid, "stat", &t, &start);
 	if (ret >= 0)
 		ret = task_parse_stat(t.data, st);
 	text_free(&t);
-	if (ret >= 0)
-		start_memo_put(e, tid ? tid : pid, st->start_ticks);
+	if (ret < 0)
+		return ret;
+	start_memo_put(e, tid ? tid : pid, st->start_ticks);
+	if (e->live) {
+		task_fds_stamp(e, pid, tid, st->start_ticks + 1, mark);
+		if (!tid || tid == pid)
+			task_fds_stamp(e, pid, tid ? 0 : pid,
+				       st->start_ticks + 1, mark);
+	}
 	return ret;
 }
 
@@ -534,14 +602,17 @@ int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 	struct text t;
 	int ret;
 
+	uint64_t start;
+
 	text_init(&t);
-	ret = read_task_file(e, pid, tid, "status", &t);
+	ret = read_task_file(e, pid, tid, "status", &t, &start);
 	if (ret >= 0)
 		ret = task_parse_status(t.data, &ident->tgid, &ident->uid,
 					&ident->gid);
 	if (ret >= 0)
 		ret = task_parse_creds(t.data, &ident->creds);
 	text_free(&t);
+	ident->creation_ns = start_creation_ns(e, start);
 	return ret < 0 ? ret : 0;
 }
 
@@ -568,13 +639,16 @@ int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid)
 }
 
 /* A thread's runtime: schedstat's first field, ns. */
-static int thread_cpu_ns(struct engine *e, pid_t pid, pid_t tid, uint64_t *ns)
+/* A thread's runtime: schedstat's first field, ns; *@start as
+ * read_task_file() sets it. */
+static int thread_cpu_ns(struct engine *e, pid_t pid, pid_t tid, uint64_t *ns,
+			 uint64_t *start)
 {
 	struct text t;
 	int ret;
 
 	text_init(&t);
-	ret = read_task_file(e, pid, tid, "schedstat", &t);
+	ret = read_task_file(e, pid, tid, "schedstat", &t, start);
 	if (ret >= 0)
 		ret = task_parse_schedstat(t.data, ns);
 	text_free(&t);
@@ -624,6 +698,7 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		      struct task_times *t)
 {
 	struct task_stat st = { 0 };
+	uint64_t start = 0;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -639,14 +714,24 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		ret = read_task_stat(e, pid, stat_tid(e, pid, tid, need), &st);
 		if (ret < 0)
 			return ret;
+		start = st.start_ticks + 1;
 	}
 	if (need & TASK_CPU) {
 		if (tid)
-			ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns);
+			ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns,
+					    start ? &(uint64_t){ 0 } : &start);
 		else
 			ret = process_cpu_ns(e, pid, &st, &t->cpu_ns);
 		if (ret < 0)
 			return ret;
+		/*
+		 * A process's CPU clock is asked by number: which process
+		 * it was, its main thread's runtime read after it says (a
+		 * kept descriptor's, whose task is known, costs little).
+		 */
+		if ((need & TASK_WHICH) && !tid && !start && e->live)
+			(void)thread_cpu_ns(e, pid, pid, &(uint64_t){ 0 },
+					    &start);
 	}
 	if (need & TASK_SPLIT) {
 		task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks,
@@ -656,9 +741,7 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		t->cpu_ns = t->kernel_ns + t->user_ns;
 	}
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
-	if (need & TASK_START)
-		t->creation_ns = e->boot_ns +
-				 units_ticks_to_ns(st.start_ticks, e->clk_tck);
+	t->creation_ns = start_creation_ns(e, start);
 	return 0;
 }
 

@@ -42,7 +42,11 @@ struct task_times {
 	uint64_t kernel_ns; /* cpu_ns in the kernel's stime share */
 	uint64_t user_ns; /* the rest of cpu_ns */
 	uint64_t cycles; /* cpu_ns * tsc_hz / 10^9 */
-	uint64_t creation_ns; /* start, ns since the Unix epoch */
+	/*
+	 * Start, ns since the Unix epoch: always with TASK_START; without
+	 * it, when known at no cost (below), else 0.
+	 */
+	uint64_t creation_ns;
 	uint64_t exit_ns; /* 0 while the task runs */
 };
 
@@ -52,6 +56,8 @@ struct task_ident {
 	uid_t uid; /* effective uid, as procfs shows the owner */
 	gid_t gid; /* effective gid */
 	struct task_creds creds; /* what procfs's access check compares */
+	/* Its creation time when known at no cost (below), else 0. */
+	uint64_t creation_ns;
 };
 
 /* What the engine found at start-up, for the info file. */
@@ -97,6 +103,18 @@ void engine_set_units(struct engine *e, enum units units);
 enum units engine_units(const struct engine *e);
 
 /*
+ * Which task a number is. A task's files are kept open between reads,
+ * and a descriptor of a task that exited reads ESRCH even once another
+ * task has its number; so a read through a kept descriptor is of the
+ * task it was opened on. Once a read of the task's stat after the
+ * descriptor was opened has told that task's start, and the descriptor
+ * read since, every read through it says the task's creation time at no
+ * cost: engine_task_ident() and engine_task_times() report it then
+ * (creation_ns), so that a caller can tell the task a number names now
+ * from one it met before with no read of its own.
+ */
+
+/*
  * engine_task_ident - who the task is, from its status alone (which
  * costs the same however many threads a process has), its credentials
  * included: with @tid 0,
@@ -127,6 +145,9 @@ enum task_need {
 	TASK_CPU = 1 << 0, /* cpu_ns and cycles: the runtime alone */
 	TASK_SPLIT = 1 << 1, /* kernel_ns and user_ns, with TASK_CPU's */
 	TASK_START = 1 << 2, /* creation_ns and exit_ns: stat */
+	/* creation_ns where a kept file says it: a process's CPU time,
+	 * asked by number, then costs its main thread's runtime too */
+	TASK_WHICH = 1 << 3,
 	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START,
 };
 

@@ -7,7 +7,11 @@
  * read(2) or through the page cache, is served from it until release.
  * A directory's listing is made at opendir the same way. Each is
  * charged to its reader's budget of memory (budget.h) while the daemon
- * holds it, and refused with ENOMEM past it. Errors are
+ * holds it, and refused with ENOMEM past it. Every inode below proc/
+ * that an entry reply gives the kernel is recorded with the start of
+ * its task until the kernel forgets it (inode.h's held table): a
+ * request by node ID whose task is no longer that one is ENOENT, and
+ * a view's slot stays its own while the kernel holds any. Errors are
  * -errno internally, passed straight through from the tree and the
  * engine, and replied as errno.
  */
@@ -26,6 +30,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "nodes.h"
 #include "fs.h"
 #include "render.h"
 #include "serve.h"
@@ -34,6 +39,11 @@
 
 /* How many names the dropper may have waiting; more wait for a sweep. */
 #define FS_DROP_QUEUE 256
+
+/* Every this many inodes more held below proc/, a sweep drops the names
+ * of up to FS_SWEEP_DROPS directories of exited tasks. */
+#define FS_SWEEP_EVERY 1024
+#define FS_SWEEP_DROPS 2048
 
 /*
  * The thread that drops names from the kernel's caches, for every
@@ -65,10 +75,13 @@ struct fs {
 	struct fs_held held; /* the list's head */
 	struct fuse_session *se;
 	struct snapshots *snaps; /* the files' inodes the kernel holds */
+	struct held *kheld; /* every inode below proc/ the kernel holds */
 	struct fs_dropper *dropper;
 	struct fs *next, *prev; /* in the dropper's ring */
 	bool registered; /* in it: from fs_new to fs_destroy */
 	bool drop_pending; /* proc/ to drop */
+	bool sweep_pending; /* names of exited tasks to find and drop */
+	size_t sweep_at; /* atomic: held inodes that call for a sweep */
 	struct node drop_queue[FS_DROP_QUEUE];
 	unsigned int drop_head, drop_count;
 };
@@ -93,12 +106,14 @@ static struct fs *req_fs(fuse_req_t req)
 
 /* ---- the kernel's cache: proc/, and names of idle inodes ----------- */
 
-/* Drop file @n's name from the kernel's cache: it forgets the inode. */
-static void drop_file_name(struct fs *fs, const struct node *n)
+/* Drop @n's name from the kernel's cache: it forgets the inode, unless
+ * something holds it open. */
+static void drop_name(struct fs *fs, const struct node *n)
 {
-	const char *name = tree_file_name(n);
+	char name[TREE_NAME_MAX];
 	struct node dir;
 
+	tree_name(n, name, sizeof(name));
 	tree_parent(n, &dir);
 	/* -ENOENT when the kernel had not cached it: fine. */
 	fuse_lowlevel_notify_inval_entry(fs->se, node_ino(&dir), name,
@@ -121,7 +136,7 @@ static struct fs *dropper_next(struct fs_dropper *d)
 		return NULL;
 	do {
 		fs = fs->next;
-		if (fs->drop_pending || fs->drop_count) {
+		if (fs->drop_pending || fs->sweep_pending || fs->drop_count) {
 			d->mounts = fs;
 			return fs;
 		}
@@ -129,10 +144,26 @@ static struct fs *dropper_next(struct fs_dropper *d)
 	return NULL;
 }
 
+/*
+ * Drop the names the kernel keeps of directories of tasks that have
+ * exited (inode.h's held_gone()): each is an entry of the held table,
+ * and the kernel, which keeps a name until memory runs short, would
+ * otherwise grow it with every task a walk ever met.
+ */
+static void sweep_gone(struct fs *fs)
+{
+	struct node gone[FS_SWEEP_DROPS];
+	size_t n, i;
+
+	n = held_gone(fs->kheld, gone, FS_SWEEP_DROPS);
+	for (i = 0; i < n; i++)
+		drop_name(fs, &gone[i]);
+}
+
 static void *dropper_main(void *arg)
 {
 	struct fs_dropper *d = arg;
-	bool proc, file;
+	bool proc, file, sweep;
 	struct fs *fs = NULL;
 	struct node n;
 
@@ -144,7 +175,9 @@ static void *dropper_main(void *arg)
 			break;
 		proc = fs->drop_pending;
 		fs->drop_pending = false;
-		file = !proc;
+		sweep = !proc && fs->sweep_pending;
+		fs->sweep_pending = fs->sweep_pending && !sweep;
+		file = !proc && !sweep;
 		if (file) {
 			n = fs->drop_queue[fs->drop_head];
 			fs->drop_head = (fs->drop_head + 1) % FS_DROP_QUEUE;
@@ -155,8 +188,10 @@ static void *dropper_main(void *arg)
 		if (proc)
 			fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID,
 							 "proc", 4);
+		else if (sweep)
+			sweep_gone(fs);
 		else
-			drop_file_name(fs, &n);
+			drop_name(fs, &n);
 		pthread_mutex_lock(&d->lock);
 		d->busy = NULL;
 		pthread_cond_broadcast(&d->done);
@@ -207,6 +242,28 @@ static void dropper_wake(struct fs_dropper *d)
 	pthread_cond_signal(&d->wake);
 }
 
+/*
+ * The kernel holds @count inodes below proc/: every FS_SWEEP_EVERY more
+ * since the last sweep, have the dropper sweep the names of exited
+ * tasks.
+ */
+static void sweep_when_grown(struct fs *fs, size_t count)
+{
+	struct fs_dropper *d = fs->dropper;
+	size_t at = __atomic_load_n(&fs->sweep_at, __ATOMIC_RELAXED);
+
+	if (count < at || !__atomic_compare_exchange_n(
+				  &fs->sweep_at, &at, count + FS_SWEEP_EVERY,
+				  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&d->lock);
+	if (fs->registered) {
+		fs->sweep_pending = true;
+		dropper_wake(d);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void drop_proc_entry(struct fs *fs)
 {
 	struct fs_dropper *d = fs->dropper;
@@ -219,23 +276,28 @@ static void drop_proc_entry(struct fs *fs)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* Queue the names of the idle extra inodes a sweep found. */
-static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
+/* Queue the names of @count nodes @n to be dropped (as many as fit). */
+static void drop_names(struct fs *fs, const struct node *n, size_t count)
 {
 	struct fs_dropper *d = fs->dropper;
-	unsigned int i;
+	size_t i;
 
-	if (!idle->count)
+	if (!count)
 		return;
 	pthread_mutex_lock(&d->lock);
-	for (i = 0; fs->registered && i < idle->count &&
-		    fs->drop_count < FS_DROP_QUEUE;
-	     i++)
+	for (i = 0;
+	     fs->registered && i < count && fs->drop_count < FS_DROP_QUEUE; i++)
 		fs->drop_queue[(fs->drop_head + fs->drop_count++) %
-			       FS_DROP_QUEUE] = idle->node[i];
+			       FS_DROP_QUEUE] = n[i];
 	if (fs->registered)
 		dropper_wake(d);
 	pthread_mutex_unlock(&d->lock);
+}
+
+/* Queue the names of the idle extra inodes a sweep found. */
+static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
+{
+	drop_names(fs, idle->node, idle->count);
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -256,6 +318,8 @@ static void req_begin(fuse_req_t req, struct request *r)
 	r->entering = false;
 	r->only_known = false;
 	r->caps_state = 0;
+	r->task_pid = 0;
+	r->seen_start = 0;
 }
 
 /* Whether the reader of @req is in group @gid, supplementary included. */
@@ -305,6 +369,23 @@ static uid_t req_only_uid(struct request *r)
 	return r->uid;
 }
 
+/*
+ * Slots are being reused: have the kernel drop the names it still
+ * holds of views idle for VIEW_IDLE_S, so that their slots free unless
+ * something holds one open (view.h).
+ */
+static void drop_idle_views(struct fs *fs)
+{
+	unsigned int slot[16], nslots;
+	struct node n[FS_DROP_QUEUE];
+
+	nslots = views_idle_held(fs->env.views, slot, 16);
+	if (nslots)
+		drop_names(fs, n,
+			   held_nodes(fs->kheld, slot, nslots, n,
+				      FS_DROP_QUEUE));
+}
+
 /* The reader's own view, from its thread's namespace. */
 static void req_view(fuse_req_t req, struct request *r)
 {
@@ -319,6 +400,8 @@ static void req_view(fuse_req_t req, struct request *r)
 			       &shared_now);
 	if (shared_now)
 		drop_proc_entry(fs);
+	if (views_crowded(fs->env.views))
+		drop_idle_views(fs);
 }
 
 /*
@@ -338,18 +421,59 @@ static bool proc_walks_ask(const struct request *r)
  * cached for it to a reader of another view: ask who the reader is.
  * Once every path walk looks proc/ up for its reader, the view @n was
  * named in is the reader's (or, as in procfs, that of the directory the
- * reader holds open).
+ * reader holds open): its slot is not reused while the kernel holds an
+ * inode named in it (view.h). -EAGAIN when the reader's view needs a
+ * slot and every one is held.
  */
-static void req_node_view(fuse_req_t req, struct request *r,
-			  const struct node *n)
+static int req_node_view(fuse_req_t req, struct request *r,
+			 const struct node *n)
 {
 	if (!tree_in_proc(n))
-		return;
+		return 0;
 	if (n->kind == K_PROC || !proc_walks_ask(r)) {
 		req_view(req, r);
 	} else {
 		r->view = views_slot(r->env->views, n->view);
 	}
+	return r->view->error;
+}
+
+/*
+ * Whether node ID @ino, node @n, is still the task the kernel was told
+ * it is: the start its last entry reply recorded is the start of the
+ * task its numbers name now in the reader's view (inode.h's held
+ * table). A descriptor, a working directory or a reopen of an inode
+ * whose task exited, or whose number another task took, gets -ENOENT,
+ * never that task. *@start: the task's start, 0 outside tasks. An inode
+ * the table does not know (none below proc/) is not judged.
+ * -ESTALE when another task has the number now (-ENOENT to the reader,
+ * except for a lookup below it: see fs_lookup()).
+ */
+static int ident_check(struct request *r, uint64_t ino, const struct node *n,
+		       uint64_t *start)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	uint64_t was;
+	int ret;
+
+	*start = 0;
+	if (!tree_in_proc(n))
+		return 0;
+	ret = task_start(r, n, start);
+	if (ret < 0)
+		return ret;
+	if (*start && held_start(fs->kheld, ino, &was) == 0 && was != *start)
+		return -ESTALE;
+	return 0;
+}
+
+/* ident_check() for a request by node ID: another task is -ENOENT. */
+static int ident_check_held(struct request *r, uint64_t ino,
+			    const struct node *n, uint64_t *start)
+{
+	int ret = ident_check(r, ino, n, start);
+
+	return ret == -ESTALE ? -ENOENT : ret;
 }
 
 static void req_end(struct request *r)
@@ -580,13 +704,36 @@ static int render_text(struct request *r, const struct node *n,
 }
 
 /*
+ * Whether directory @dir (node ID @parent), which the child @n is
+ * looked up in, is still the task it was (ident_check()); *@start, its
+ * task's start, which its child has unless it is a task of its own.
+ */
+static int lookup_dir_start(struct request *r, fuse_ino_t parent,
+			    const struct node *dir, const struct node *n,
+			    uint64_t *start)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct node named = *dir;
+	int ret;
+
+	/* The directory as the reader's view names it, for its task. */
+	named.view = n->view;
+	ret = ident_check(r, parent, &named, start);
+	/* Told once: a walk that meets it again holds the directory. */
+	if (ret == -ESTALE && !held_tell_stale(fs->kheld, parent))
+		ret = -ENOENT;
+	return ret;
+}
+
+/*
  * The entry of file @n: a new snapshot of its content, an inode whose
  * size is the content's (snapshot.h). Its name is looked up again at
  * every path walk, so that no two walks share its page cache; its path
  * is checked as a cached dentry was, once in FS_TIMEOUT_S.
  */
-static int lookup_file(struct request *r, const struct node *n,
-		       struct fuse_entry_param *ep)
+static int lookup_file(struct request *r, fuse_ino_t parent,
+		       const struct node *n, struct fuse_entry_param *ep,
+		       uint64_t *start)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct budget_reader *who;
@@ -596,7 +743,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	struct node dir;
 	bool checked = false;
 	size_t len;
-	int ret;
+	int ret, err;
 
 	tree_parent(n, &dir);
 	/* A path checked for another reader vouches for nothing to one
@@ -618,11 +765,21 @@ static int lookup_file(struct request *r, const struct node *n,
 	if (!who)
 		return ret;
 	ret = render_text(r, n, &text);
+	/* Its directory's task, after the content, whose reads may have
+	 * met it at no cost (nodes.h). */
+	if (ret != -ENOENT && ret != -ENOMEM && tree_in_proc(&dir)) {
+		err = lookup_dir_start(r, parent, &dir, n, start);
+		if (err < 0) {
+			if (ret == 0)
+				text_free(text);
+			ret = err;
+		}
+	}
 	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
 		text_free(text);
 		ret = -ENOMEM;
 	}
-	if (ret == -ENOENT || ret == -ENOMEM)
+	if (ret == -ENOENT || ret == -ENOMEM || ret == -ESTALE)
 		goto out_put;
 	/*
 	 * Any other failure is a broken source: the name stands, of size
@@ -656,12 +813,52 @@ out_put:
 	return ret;
 }
 
+/*
+ * Tell the kernel node @n: below proc/, the inode is recorded as held,
+ * and its generation says which task it is (inode.h).
+ */
+static int lookup_reply(struct request *r, const struct node *n, uint64_t start,
+			struct fuse_entry_param *ep)
+{
+	fuse_req_t req = r->ctx;
+	struct fs *fs = req_fs(req);
+	bool in_proc = tree_in_proc(n);
+	pid_t pid = 0, tid = 0;
+	int ret;
+
+	if (in_proc) {
+		/* A task's directory: the task, to sweep its name once it
+		 * exits (the daemon's numbers are the node's in its own
+		 * view, for a task kept since it exited). */
+		if ((n->kind == K_TGID || n->kind == K_TID) &&
+		    task_of(r, n, &pid, &tid) < 0) {
+			pid = r->view->identity ? node_pid(n) : 0;
+			tid = r->view->identity ? node_tid(n) : 0;
+		}
+		ret = held_add(fs->kheld, ep->ino, n->view, start, pid, tid,
+			       NULL);
+		if (ret < 0)
+			return ret;
+		sweep_when_grown(fs, held_count(fs->kheld));
+		ep->generation = held_generation(
+			start, S_ISREG(ep->attr.st_mode) ? ep->generation : 0);
+	}
+	if (fuse_reply_entry(req, ep) != 0) { /* never known */
+		if (in_proc)
+			held_forget(fs->kheld, ep->ino, 1);
+		if (snapshot_ino(ep->ino))
+			snapshots_forget(fs->snaps, ep->ino, 1);
+	}
+	return 0;
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = req_fs(req);
 	struct fuse_entry_param ep;
 	struct request r;
 	struct node dir, n;
+	uint64_t start = 0;
 	int ret;
 
 	req_begin(req, &r);
@@ -670,25 +867,38 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (ret == 0)
 		ret = tree_child(&dir, name, &n);
 	if (ret == 0 && tree_in_proc(&n)) {
-		req_node_view(req, &r, &n);
+		ret = req_node_view(req, &r, &n);
 		n.view = r.view->slot;
 	}
+	/*
+	 * Below a task's directory: still that task? If another took its
+	 * number, ESTALE: a path walk that met the directory's cached name
+	 * walks again, asking every name afresh (the kernel then replaces
+	 * the directory's inode, whose generation differs); a lookup from
+	 * a directory held open or as a working directory fails.
+	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
-		ret = lookup_file(&r, &n, &ep);
+		ret = lookup_file(&r, parent, &n, &ep, &start);
 	} else if (ret == 0) {
 		ret = tree_check(&r, &n, &ep.attr);
+		if (ret == 0 && tree_in_proc(&dir))
+			ret = lookup_dir_start(&r, parent, &dir, &n, &start);
 		ep.ino = node_ino(&n);
 		ep.entry_timeout = entry_timeout(&r, &n, ep.attr.st_mode);
 	}
-	if (ret < 0) {
-		fuse_reply_err(req, -ret); /* negative entries are not cached */
-		goto out;
+	/* A process or thread: which one, now. */
+	if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
+		ret = task_start(&r, &n, &start);
+	if (ret == 0) {
+		ep.attr_timeout = S_ISREG(ep.attr.st_mode) ?
+					  FS_TIMEOUT_S :
+					  node_cached_for(&r, &n);
+		ret = lookup_reply(&r, &n, start, &ep);
+		if (ret < 0 && snapshot_ino(ep.ino))
+			snapshots_forget(fs->snaps, ep.ino, 1);
 	}
-	ep.attr_timeout = S_ISREG(ep.attr.st_mode) ? FS_TIMEOUT_S :
-						     node_cached_for(&r, &n);
-	if (fuse_reply_entry(req, &ep) != 0 && snapshot_ino(ep.ino))
-		snapshots_forget(fs->snaps, ep.ino, 1); /* never known */
-out:
+	if (ret < 0)
+		fuse_reply_err(req, -ret); /* negative entries are not cached */
 	req_end(&r);
 }
 
@@ -721,7 +931,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 	struct rbuf *now = NULL;
 	struct stat st;
 	struct owner o;
-	uint64_t size;
+	uint64_t size, start;
 	struct node n;
 	int ret;
 
@@ -731,8 +941,11 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 		st.st_size = (off_t)size;
 	} else if (!fi) {
 		ret = file_node(fs, ino, &n);
+		if (ret == 0)
+			ret = req_node_view(req, r, &n);
+		if (ret == 0)
+			ret = ident_check_held(r, ino, &n, &start);
 		if (ret == 0) {
-			req_node_view(req, r, &n);
 			tree_stat(r, &n, &st);
 			ret = render_text(r, &n, &now);
 		}
@@ -741,8 +954,8 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 		text_free(now);
 	}
 	if (fi) { /* an open file: its content is what the reader gets */
-		if (ret < 0 && file_node(fs, ino, &n) == 0) {
-			req_node_view(req, r, &n);
+		if (ret < 0 && file_node(fs, ino, &n) == 0 &&
+		    req_node_view(req, r, &n) == 0) {
 			tree_stat(r, &n, &st);
 			ret = 0;
 		}
@@ -761,6 +974,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct request r;
+	uint64_t start;
 	struct stat st;
 	struct node n;
 	int ret;
@@ -773,9 +987,13 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, ENOENT);
 	} else {
 		/* Asked again for the reader now asking, whoever looked
-		 * the name up (a working directory, an O_PATH descriptor). */
-		req_node_view(req, &r, &n);
-		ret = tree_check(&r, &n, &st);
+		 * the name up (a working directory, an O_PATH descriptor),
+		 * and whether it is still the task it was. */
+		ret = req_node_view(req, &r, &n);
+		if (ret == 0)
+			ret = tree_check(&r, &n, &st);
+		if (ret == 0)
+			ret = ident_check_held(&r, ino, &n, &start);
 		if (ret < 0)
 			fuse_reply_err(req, -ret);
 		else
@@ -794,7 +1012,7 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 	req_begin(req, &r);
 	ret = tree_node(ino, &n);
 	if (ret == 0)
-		req_node_view(req, &r, &n);
+		ret = req_node_view(req, &r, &n);
 	if (ret == 0)
 		ret = tree_readlink(&r, &n, target, sizeof(target));
 	if (ret < 0)
@@ -835,13 +1053,17 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct budget_reader *who = NULL;
 	struct request r;
+	uint64_t start;
 	struct stat st;
 	struct owner o;
 	int ret;
 
 	req_begin(req, &r);
-	req_node_view(req, &r, n);
-	ret = req_check_named(&r, n);
+	ret = req_node_view(req, &r, n);
+	if (ret == 0)
+		ret = req_check_named(&r, n);
+	if (ret == 0)
+		ret = ident_check_held(&r, ino, n, &start);
 	if (ret == 0)
 		who = req_admit(&r, n, &ret);
 	if (ret == 0)
@@ -952,11 +1174,20 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
-/* The kernel forgets inodes: snapshots go; the others are numbers. */
+/*
+ * The kernel forgets inodes: snapshots go, and below proc/ the held
+ * table's entries; the others are numbers.
+ */
+static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	held_forget(fs->kheld, ino, nlookup);
+	if (snapshot_ino(ino))
+		snapshots_forget(fs->snaps, ino, nlookup);
+}
+
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	if (snapshot_ino(ino))
-		snapshots_forget(req_fs(req)->snaps, ino, nlookup);
+	forget_one(req_fs(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -967,9 +1198,7 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		if (snapshot_ino(forgets[i].ino))
-			snapshots_forget(fs->snaps, forgets[i].ino,
-					 forgets[i].nlookup);
+		forget_one(fs, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -1014,6 +1243,7 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct budget_reader *who = NULL;
 	struct fs_listing *l = NULL;
 	struct request r;
+	uint64_t start;
 	struct stat st;
 	struct node n;
 	int ret;
@@ -1023,10 +1253,12 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (ret == 0 && !S_ISDIR(tree_mode(&n)))
 		ret = -ENOTDIR;
 	if (ret == 0)
-		req_node_view(req, &r, &n);
+		ret = req_node_view(req, &r, &n);
 	r.entering = true;
 	if (ret == 0)
 		ret = tree_check(&r, &n, &st);
+	if (ret == 0)
+		ret = ident_check_held(&r, ino, &n, &start);
 	if (ret == 0)
 		who = req_admit(&r, &n, &ret);
 	if (ret == 0) {
@@ -1249,6 +1481,11 @@ int fs_new(struct engine *engine, struct views *views,
 		free(fs);
 		return -ENOMEM;
 	}
+	if (held_new(views, &fs->kheld) < 0) {
+		snapshots_free(fs->snaps);
+		free(fs);
+		return -ENOMEM;
+	}
 	fs->env.engine = engine;
 	fs->env.views = views;
 	fs->env.access = *access;
@@ -1268,6 +1505,7 @@ int fs_new(struct engine *engine, struct views *views,
 		dropper->mounts = fs;
 	}
 	fs->registered = true;
+	fs->sweep_at = FS_SWEEP_EVERY;
 	pthread_mutex_unlock(&dropper->lock);
 	*out = fs;
 	return 0;
@@ -1300,5 +1538,6 @@ void fs_free(struct fs *fs)
 	}
 	pthread_mutex_destroy(&fs->held_lock);
 	snapshots_free(fs->snaps);
+	held_free(fs->kheld);
 	free(fs);
 }

@@ -132,6 +132,17 @@ static void seen_free(struct seen *s)
 	free(s->nr);
 }
 
+/* A read of this request met task (@pid, @tid) created at @start (0:
+ * not known): task_start() need not read it again. */
+static void task_seen(struct request *r, pid_t pid, pid_t tid, uint64_t start)
+{
+	if (!start)
+		return;
+	r->seen_start = start;
+	r->seen_pid = pid;
+	r->seen_tid = tid;
+}
+
 int task_times(struct request *r, const struct node *n, unsigned int need,
 	       struct task_times *t)
 {
@@ -140,8 +151,14 @@ int task_times(struct request *r, const struct node *n, unsigned int need,
 	int ret;
 
 	ret = task_of(r, n, &pid, &tid);
+	/* Which task it is, unless a read of the request said it. */
+	if (ret == 0 &&
+	    !(r->seen_start && pid == r->seen_pid && tid == r->seen_tid))
+		need |= TASK_WHICH;
 	if (ret == 0)
 		ret = engine_task_times(r->env->engine, pid, tid, need, t);
+	if (ret == 0)
+		task_seen(r, pid, tid, t->creation_ns);
 	if (ret != -ENOENT)
 		return ret;
 	if (node_tid(n))
@@ -149,6 +166,27 @@ int task_times(struct request *r, const struct node *n, unsigned int need,
 	else
 		ret = exited_lookup(r, node_pid(n), 0, &x);
 	return ret < 0 ? ret : engine_exited_times(r->env->engine, &x, t);
+}
+
+int task_start(struct request *r, const struct node *n, uint64_t *start)
+{
+	struct task_times t;
+	pid_t pid, tid;
+	int ret;
+
+	*start = 0;
+	if (n->kind == K_PROC || node_pid(n) <= 0)
+		return 0;
+	if (r->seen_start && task_of(r, n, &pid, &tid) == 0 &&
+	    pid == r->seen_pid && tid == r->seen_tid) {
+		*start = r->seen_start;
+		return 0;
+	}
+	ret = task_times(r, n, TASK_START, &t);
+	if (ret == 0)
+		*start = t.creation_ns;
+	/* A broken source is not a gone task: its files say the error. */
+	return ret == -ENOENT ? ret : 0;
 }
 
 int listing_number(struct listing *l, const char *prefix, unsigned long v)
@@ -264,26 +302,45 @@ int show_cpu_number(struct request *r, const struct node *n, struct rbuf *b)
 	return cpu < 0 ? cpu : render_value(b, (uint64_t)cpu);
 }
 
+/* Remember what task_of() found: a request asks it again (identity,
+ * then content), and the view's translation may cost reads. */
+static int task_memo(struct request *r, const struct node *n, pid_t pid,
+		     pid_t tid)
+{
+	r->task_view = r->view;
+	r->task_nr[0] = n->num[0];
+	r->task_nr[1] = n->num[1];
+	r->task_pid = pid;
+	r->task_tid = tid;
+	return 0;
+}
+
 int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid)
 {
 	int ret;
 
+	if (r->task_pid > 0 && r->task_view == r->view &&
+	    r->task_nr[0] == n->num[0] && r->task_nr[1] == n->num[1]) {
+		*pid = r->task_pid;
+		*tid = r->task_tid;
+		return 0;
+	}
 	ret = view_to_daemon(r->view, node_pid(n));
 	if (ret < 0)
 		return ret;
 	*pid = ret;
 	*tid = 0;
 	if (!node_tid(n))
-		return 0;
+		return task_memo(r, n, *pid, *tid);
 	if (node_tid(n) == node_pid(n)) {
 		*tid = *pid; /* the main thread: the same number */
-		return 0;
+		return task_memo(r, n, *pid, *tid);
 	}
 	ret = view_thread_to_daemon(r->view, *pid, node_tid(n));
 	if (ret < 0)
 		return ret;
 	*tid = ret;
-	return 0;
+	return task_memo(r, n, *pid, *tid);
 }
 
 /* ---- who may see a task --------------------------------------------- */
@@ -661,6 +718,7 @@ int check_pid(struct request *r, const struct node *n, struct owner *o)
 		if (ret == 0) {
 			if (id.tgid != pid)
 				return -ENOENT; /* a thread: /proc resolves it */
+			task_seen(r, pid, 0, id.creation_ns);
 			ret = pid_access(r, n, pid, &id);
 			if (ret < 0)
 				return ret;
@@ -764,6 +822,8 @@ int check_tid(struct request *r, const struct node *n, struct owner *o)
 	ret = task_of(r, n, &pid, &tid);
 	if (ret == 0) {
 		ret = engine_task_ident(r->env->engine, pid, tid, &id);
+		if (ret == 0 && id.tgid == pid)
+			task_seen(r, pid, tid, id.creation_ns);
 		if (ret == 0)
 			return id.tgid == pid ? 0 : -ENOENT;
 		if (ret != -ENOENT)

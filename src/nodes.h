@@ -42,7 +42,8 @@ int show_cpu_number(struct request *r, const struct node *n, struct rbuf *b);
 /*
  * task_of - the daemon's numbers of the task @n names in @r's view:
  * *@pid, and *@tid (0 for the process itself). -ENOENT when @r's view
- * has no such task.
+ * has no such task. What it found is kept in @r for the rest of the
+ * request: the same numbers asked again are not translated again.
  */
 int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
 
@@ -75,6 +76,20 @@ bool task_visible(struct request *r, pid_t pid, const struct task_ident *id);
  */
 int task_times(struct request *r, const struct node *n, unsigned int need,
 	       struct task_times *t);
+
+/*
+ * task_start - the identity of the task node @n names, now, in @r's
+ * view: its start (creation time, ns), alive or kept; 0 for a node
+ * below proc/ that names no task (proc/ itself, proc/self, proc/table).
+ * A process's directory and what is in it (threads/ too) are the
+ * process's; a thread's directory and its files, the thread's. What a
+ * read earlier in the request met of the task (engine.h: a kept file's
+ * task at no cost), else one read of the task's stat (its main
+ * thread's for a process). -ENOENT when
+ * the task is gone; when its stat cannot be read otherwise (a broken
+ * source, out of descriptors), 0 and a start of 0: not known.
+ */
+int task_start(struct request *r, const struct node *n, uint64_t *start);
 
 /*
  * Tables: a header line, then a line of each thread the reader may see

@@ -31,8 +31,9 @@
  * READ at the end of the file; the path itself is checked once in
  * SNAPSHOT_CHECKED_MS per directory, as a cached dentry was.
  *
- * The generation. A LOOKUP's reply carries the content's length as the
- * inode's generation too. The kernel drops attributes from a reply when
+ * The generation. A LOOKUP's reply carries the content's length in the
+ * inode's generation too (added to its task's part, inode.h's
+ * held_generation()). The kernel drops attributes from a reply when
  * another change to the inode came after the request was sent, so two
  * lookups of one inode whose replies crossed could leave the kernel
  * with the older size while the open serves the newer content: a cut

@@ -2,6 +2,7 @@
  * tree: the table of the mounted tree, and the operations on its nodes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tree.h"
@@ -204,11 +205,15 @@ void tree_parent(const struct node *n, struct node *parent)
 		parent->view = 0;
 }
 
-const char *tree_file_name(const struct node *n)
+void tree_name(const struct node *n, char *buf, size_t size)
 {
 	const struct entry *ent = entry_of(n);
 
-	return ent->check ? "" : ent->name;
+	if (ent->check)
+		snprintf(buf, size, "%s%u", ent->prefix ? ent->prefix : "",
+			 n->num[ent->slot]);
+	else
+		snprintf(buf, size, "%s", ent->name ? ent->name : "");
 }
 
 bool tree_grows(const struct node *n)

@@ -51,10 +51,12 @@ int tree_child(const struct node *dir, const char *name, struct node *child);
 void tree_parent(const struct node *n, struct node *parent);
 
 /*
- * tree_file_name - the name of file or link @n in its directory (the
- * names of files are fixed; numbered directories have none: "").
+ * tree_name - the name of @n in its directory, into @buf of @size
+ * (TREE_NAME_MAX is enough): a fixed name, or a numbered directory's
+ * prefix and number.
  */
-const char *tree_file_name(const struct node *n);
+#define TREE_NAME_MAX 32
+void tree_name(const struct node *n, char *buf, size_t size);
 
 /*
  * tree_grows - whether the content or listing of @n is as long as the

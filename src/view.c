@@ -119,6 +119,10 @@ struct views {
 	long long shared_until_s; /* atomic */
 	unsigned long long scans; /* atomic: passes over /proc, for info */
 	struct view slot[VIEW_SLOTS];
+	/* The views of readers whose own could not be made: EAGAIN (no
+	 * slot free), EMFILE (out of descriptors), ENOMEM. */
+	struct view refused[3];
+	bool crowded; /* a slot was reused since views_crowded() asked */
 };
 
 static long long now_s(void)
@@ -188,9 +192,16 @@ static enum translate probe_translate(void)
 
 /* ---- the nspid way ------------------------------------------------- */
 
+/* Whether @err says the daemon, or the system, is out of descriptors. */
+static bool out_of_fds(int err)
+{
+	return err == EMFILE || err == ENFILE;
+}
+
 /*
  * The chain of the namespace of @fd, walked up to the daemon's: 0, or
- * -ENOENT when it is not below it (or deeper than a kernel allows).
+ * -ENOENT when it is not below it (or deeper than a kernel allows),
+ * -EMFILE when a parent could not be opened for want of descriptors.
  */
 static int chain_walk(const struct views *vs, int fd, struct ns_chain *c)
 {
@@ -209,8 +220,11 @@ static int chain_walk(const struct views *vs, int fd, struct ns_chain *c)
 		if (cur != fd)
 			close(cur);
 		cur = parent;
-		if (cur < 0)
+		if (cur < 0) {
+			if (out_of_fds(errno))
+				ret = -EMFILE;
 			break;
+		}
 	}
 	if (cur >= 0 && cur != fd)
 		close(cur);
@@ -640,6 +654,16 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 	}
 	vs->slot[VIEW_NOWHERE].nowhere = true;
 	vs->slot[VIEW_NOWHERE].only_uid = VIEW_ALL_UIDS;
+	for (i = 0; i < 3; i++) {
+		vs->refused[i].slot = VIEW_NOWHERE;
+		vs->refused[i].nsfd = -1;
+		vs->refused[i].vs = vs;
+		vs->refused[i].nowhere = true;
+		vs->refused[i].only_uid = VIEW_ALL_UIDS;
+	}
+	vs->refused[0].error = -EAGAIN;
+	vs->refused[1].error = -EMFILE;
+	vs->refused[2].error = -ENOMEM;
 	vs->used = VIEW_NOWHERE + 1;
 	*out = vs;
 	return 0;
@@ -734,18 +758,23 @@ static struct view *find_locked(struct views *vs, ino_t ns, uid_t uid)
 	return NULL;
 }
 
-/* A slot never used, or unused for VIEW_IDLE_S; NULL if none. */
+/*
+ * A slot never used, or one that the kernel holds no inode of, that no
+ * request uses, unused for VIEW_IDLE_S; NULL if none.
+ */
 static struct view *free_slot_locked(struct views *vs)
 {
 	long long idle_before = now_s() - VIEW_IDLE_S;
 	struct view *v, *oldest = NULL;
 	unsigned int i;
 
+	/* A quarter left never used: time to free held ones (view.h). */
+	vs->crowded = vs->used >= VIEW_SLOTS - VIEW_SLOTS / 4;
 	if (vs->used < VIEW_SLOTS)
 		return &vs->slot[vs->used++];
 	for (i = VIEW_NOWHERE + 1; i < VIEW_SLOTS; i++) {
 		v = &vs->slot[i];
-		if (v->refs || v->last_used_s >= idle_before)
+		if (v->refs || v->held || v->last_used_s >= idle_before)
 			continue;
 		if (!oldest || v->last_used_s < oldest->last_used_s)
 			oldest = v;
@@ -755,10 +784,17 @@ static struct view *free_slot_locked(struct views *vs)
 	return oldest;
 }
 
+/* The view of a reader refused with @err (-EAGAIN, -EMFILE, -ENOMEM). */
+static struct view *refused(struct views *vs, int err)
+{
+	return &vs->refused[err == -EAGAIN ? 0 : err == -ENOMEM ? 2 : 1];
+}
+
 /*
  * A descriptor of namespace @ns, opened through the thread @pid that is
- * in it: -1 (and the view is empty) when the thread went meanwhile, or
- * the kernel cannot translate.
+ * in it: -ENOENT (and the view is empty) when the thread went
+ * meanwhile, or the kernel cannot translate; -EMFILE out of
+ * descriptors.
  */
 static int open_ns(const struct views *vs, pid_t pid, ino_t ns)
 {
@@ -769,14 +805,14 @@ static int open_ns(const struct views *vs, pid_t pid, ino_t ns)
 	if (ns == vs->pinned_ino)
 		return vs->pinned_fd;
 	if (vs->how == TRANSLATE_NONE)
-		return -1;
+		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return out_of_fds(errno) ? -EMFILE : -ENOENT;
 	if (fstat(fd, &st) < 0 || st.st_ino != ns) {
 		close(fd);
-		return -1;
+		return -ENOENT;
 	}
 	return fd;
 }
@@ -784,19 +820,27 @@ static int open_ns(const struct views *vs, pid_t pid, ino_t ns)
 static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 {
 	bool identity = ns == vs->own_ino;
-	int fd = identity ? -1 : open_ns(vs, pid, ns);
+	int fd = identity ? -1 : open_ns(vs, pid, ns), err = -EAGAIN;
 	struct ns_chain chain = { .depth = vs->pinned_level };
 	struct view_map *map = NULL;
 	struct view *v = NULL;
 
 	if (!identity && fd < 0)
-		return &vs->slot[VIEW_NOWHERE];
+		return fd == -EMFILE ? refused(vs, fd) :
+				       &vs->slot[VIEW_NOWHERE];
 	if (!identity && vs->how == TRANSLATE_NSPID) {
 		/* Its depth below the daemon's; its map, empty. */
-		if (fd == vs->pinned_fd || chain_walk(vs, fd, &chain) == 0)
-			map = map_new();
-		if (!map)
+		err = fd == vs->pinned_fd ? 0 : chain_walk(vs, fd, &chain);
+		if (err == -ENOENT) { /* not below the daemon's */
+			close(fd);
+			return &vs->slot[VIEW_NOWHERE];
+		}
+		map = err < 0 ? NULL : map_new();
+		if (!map) {
+			err = err < 0 ? err : -ENOMEM;
 			goto out;
+		}
+		err = -EAGAIN; /* from here: no slot free */
 	}
 	pthread_mutex_lock(&vs->lock);
 	v = find_locked(vs, ns, uid); /* made meanwhile by another? */
@@ -820,7 +864,7 @@ out:
 	map_free(map);
 	if (fd >= 0 && fd != vs->pinned_fd)
 		close(fd);
-	return v ? v : &vs->slot[VIEW_NOWHERE];
+	return v ? v : refused(vs, err);
 }
 
 struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
@@ -845,6 +889,64 @@ struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
 	}
 	*shared_now = note_reader(vs, v->slot);
 	return v;
+}
+
+void views_hold(struct views *vs, unsigned int slot, long delta)
+{
+	struct view *v;
+
+	if (slot <= VIEW_NOWHERE || slot >= VIEW_SLOTS)
+		return;
+	v = &vs->slot[slot];
+	pthread_mutex_lock(&vs->lock);
+	if (delta < 0 && v->held < (unsigned long)-delta)
+		v->held = 0;
+	else
+		v->held += (unsigned long)delta;
+	pthread_mutex_unlock(&vs->lock);
+}
+
+bool views_crowded(struct views *vs)
+{
+	bool was;
+
+	pthread_mutex_lock(&vs->lock);
+	was = vs->crowded;
+	vs->crowded = false;
+	pthread_mutex_unlock(&vs->lock);
+	return was;
+}
+
+unsigned int views_idle_held(struct views *vs, unsigned int *slot,
+			     unsigned int max)
+{
+	long long now = now_s(), idle_before = now - VIEW_IDLE_S;
+	unsigned int i, n = 0;
+	struct view *v;
+
+	pthread_mutex_lock(&vs->lock);
+	for (i = VIEW_NOWHERE + 1; i < vs->used && n < max; i++) {
+		v = &vs->slot[i];
+		if (v->held && !v->refs && v->last_used_s < idle_before &&
+		    v->dropped_s < idle_before) {
+			v->dropped_s = now;
+			slot[n++] = i;
+		}
+	}
+	pthread_mutex_unlock(&vs->lock);
+	return n;
+}
+
+unsigned long views_held(struct views *vs, unsigned int slot)
+{
+	unsigned long n = 0;
+
+	if (slot <= VIEW_NOWHERE || slot >= VIEW_SLOTS)
+		return 0;
+	pthread_mutex_lock(&vs->lock);
+	n = vs->slot[slot].held;
+	pthread_mutex_unlock(&vs->lock);
+	return n;
 }
 
 struct view *views_slot(struct views *vs, unsigned int slot)

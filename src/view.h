@@ -37,9 +37,18 @@
  * own namespace (or of the namespace the mount is pinned to) under its
  * numbers; and VIEW_NOWHERE, the empty view of a reader the daemon
  * cannot place, or one in a namespace it cannot translate. The others
- * are made on first use and reused only after VIEW_IDLE_S seconds
- * without use, when nothing refers to them and every cache entry that
- * names them has timed out.
+ * are made on first use and reused only when the kernel holds no inode
+ * named in them (views_hold(): an open directory, a working directory,
+ * an O_PATH descriptor or a cached name of one still serves that view,
+ * however long it waits), no request uses them, and none came for
+ * VIEW_IDLE_S seconds. When every slot is taken so, a reader of a new
+ * view is refused (views_caller(): EAGAIN to the reader) until a slot
+ * frees, never given another view's slot. The kernel keeps names it
+ * cached until memory runs short, and a cached name holds its slot: so
+ * once slots run short (views_crowded()), the FUSE layer has the
+ * kernel drop the names of slots idle for VIEW_IDLE_S
+ * (views_idle_held()); a name something holds open stays, and so does
+ * its slot.
  *
  * The table also knows whether more than one view is in use: while
  * every reader has been in VIEW_OWN for VIEW_SHARED_S seconds, the FUSE
@@ -73,9 +82,14 @@ struct view {
 	uid_t only_uid; /* VIEW_ALL_UIDS, or the owner it shows alone */
 	bool identity; /* its numbers are the daemon's */
 	bool nowhere; /* no process exists in it */
+	/* A reader whose view could not be made: -EAGAIN (no slot free),
+	 * -EMFILE (out of descriptors) or -ENOMEM, its answer; else 0. */
+	int error;
 	int nsfd; /* the namespace, for translation; -1 if identity */
 	/* Private to view.c: */
 	unsigned int refs;
+	unsigned long held; /* inodes the kernel holds named in it */
+	long long dropped_s; /* when its names were last asked to go */
 	long long last_used_s;
 	struct views *vs;
 	unsigned int level; /* nspid: its depth below the daemon's */
@@ -126,7 +140,11 @@ unsigned long long views_scans(const struct views *vs);
  * views_caller - the view of a reader whose thread the daemon numbers
  * @pid (0: cannot place), that sees only the processes of @only_uid
  * (VIEW_ALL_UIDS: all). Never fails: a reader that cannot be placed, or
- * whose view cannot be made, gets the nowhere view; on a pinned mount
+ * whose namespace is gone or cannot be translated, gets the nowhere
+ * view; one whose view cannot be made gets an empty view whose ->error
+ * says why, the reader's answer: -EAGAIN when it needs a slot while
+ * every slot is held (views_hold()) or in use, -EMFILE when the daemon
+ * is out of descriptors, -ENOMEM; on a pinned mount
  * every reader, placed or not, gets the pinned namespace's view. Release it with
  * views_put(). Sets *@shared_now when this call made the mount shared
  * by more than one view (see views_shared()).
@@ -140,6 +158,33 @@ struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
  * views_put().
  */
 struct view *views_slot(struct views *vs, unsigned int slot);
+
+/*
+ * views_hold - the kernel holds @delta more (or, negative, fewer)
+ * inodes named in view slot @slot: while it holds any, the slot is
+ * not reused (inode.h's held table calls it). Slots VIEW_OWN and
+ * VIEW_NOWHERE, which are never reused, are not counted.
+ */
+void views_hold(struct views *vs, unsigned int slot, long delta);
+
+/* views_held - how many inodes named in slot @slot the kernel holds. */
+unsigned long views_held(struct views *vs, unsigned int slot);
+
+/*
+ * views_crowded - whether a view was made with less than a quarter of
+ * the slots never used, since the last call (which it answers once).
+ */
+bool views_crowded(struct views *vs);
+
+/*
+ * views_idle_held - up to @max slots whose names the kernel still holds
+ * though no request came for VIEW_IDLE_S seconds (and none was given
+ * out since the last time), into @slot: their count. The caller has
+ * the kernel drop their names, which frees them unless something holds
+ * one open.
+ */
+unsigned int views_idle_held(struct views *vs, unsigned int *slot,
+			     unsigned int max);
 
 /* views_put - release a view got from views_caller() or views_slot(). */
 void views_put(struct views *vs, struct view *v);

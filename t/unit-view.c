@@ -2,7 +2,9 @@
  * unit-view: PID namespaces and the table of views, against the real
  * kernel: the daemon's own view, a reader it cannot place, one owner's
  * view, and a child made in a new PID namespace (as root), whose
- * numbers are translated both ways and compared with its NSpid line.
+ * numbers are translated both ways and compared with its NSpid line;
+ * and the table of inodes the kernel holds (inode.h), which keeps the
+ * task each was and holds the view slots they are named in.
  */
 #include <errno.h>
 #include <sched.h>
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "inode.h"
 #include "tap.h"
 #include "view.h"
 
@@ -160,6 +163,76 @@ static void test_pinned(void)
 	views_free(vs);
 }
 
+static void test_held(struct views *vs)
+{
+	struct held *h = NULL;
+	uint64_t start = 0;
+	bool replaced = true;
+	unsigned int i;
+
+	check_int(held_new(vs, &h), 0, "held: a table");
+	check_int(held_start(h, 1234, &start), -ENOENT,
+		  "held: unknown: ENOENT");
+	check_int(held_add(h, 1234, 7, 100, 0, 0, &replaced), 0,
+		  "held: a lookup");
+	check(!replaced, "held: a first lookup replaces nothing");
+	check_int(held_add(h, 1234, 7, 100, 0, 0, &replaced), 0,
+		  "held: another");
+	check(!replaced, "held: the same task replaces nothing");
+	check(views_held(vs, 7) == 1, "held: one inode holds its slot");
+	check_int(held_start(h, 1234, &start), 0, "held: known");
+	check(start == 100, "held: its start");
+	check_int(held_add(h, 1234, 7, 200, 0, 0, &replaced), 0,
+		  "held: a new task");
+	check(replaced, "held: another start replaces the inode");
+	held_forget(h, 1234, 2);
+	check_int(held_start(h, 1234, &start), 0,
+		  "held: held while one lookup is left");
+	check(start == 200 && views_held(vs, 7) == 1,
+	      "held: the new start, the slot still held");
+	held_forget(h, 1234, 1);
+	check_int(held_start(h, 1234, &start), -ENOENT,
+		  "held: the last lookup forgotten: gone");
+	check(views_held(vs, 7) == 0, "held: and its slot is free");
+	held_forget(h, 999, 1); /* unknown: ignored */
+	for (i = 0; i < 5000; i++)
+		held_add(h, 1000000 + i, 9, i + 1, 0, 0, NULL);
+	check(held_count(h) == 5000 && views_held(vs, 9) == 5000,
+	      "held: 5000 inodes, all counted in their slot");
+	for (i = 0; i < 5000; i++)
+		held_forget(h, 1000000 + i, 1);
+	check(held_count(h) == 0 && views_held(vs, 9) == 0,
+	      "held: all forgotten, the slot free");
+	{
+		struct node n = { .kind = K_TGID, .view = 9, .num = { 41 } };
+		struct node gone[4];
+		pid_t child = fork();
+
+		if (child == 0)
+			_exit(0);
+		waitpid(child, NULL, 0);
+		held_add(h, node_ino(&n), 9, 1, child, 0, NULL);
+		n.num[0] = 42;
+		held_add(h, node_ino(&n), 9, 1, getpid(), 0, NULL);
+		n.num[0] = 43;
+		held_add(h, node_ino(&n), 9, 1, 0, 0, NULL);
+		check(held_gone(h, gone, 4) == 1 && gone[0].kind == K_TGID &&
+			      gone[0].num[0] == 41 && gone[0].view == 9,
+		      "held: the directory of an exited task is found gone, "
+		      "a live one's and an unknown one's not");
+		for (i = 41; i <= 43; i++) {
+			n.num[0] = i;
+			held_forget(h, node_ino(&n), 1);
+		}
+	}
+	check(held_generation(100, 0) != held_generation(200, 0) &&
+		      held_generation(100, 5) ==
+			      (uint32_t)(held_generation(100, 0) + 5) &&
+		      held_generation(0, 5) == 5,
+	      "held: generations differ by start, add the extra");
+	held_free(h);
+}
+
 int main(void)
 {
 	struct views *vs;
@@ -172,6 +245,7 @@ int main(void)
 	test_own(vs);
 	test_pinned();
 	test_child(vs);
+	test_held(vs);
 	views_free(vs);
 	return tap_done();
 }

@@ -1,0 +1,205 @@
+#!/bin/bash
+# Hostile tenants, identity (interface.md, "Tenants"): a reopened file
+# is the task it was, and a view is the reader's own for as long as
+# anything holds it.
+#
+# (a) In a PID namespace of its own (numbers taken again at will by
+# ns_last_pid), a reader holds an O_PATH descriptor of proc/A, one of
+# proc/A/cycles and a working directory in proc/A; A ends; a new
+# process of the same owner takes A's number. Every way back in (a
+# reopen through /proc/self/fd, a listing of the held directory, a
+# file opened from the working directory) is ENOENT, never the new
+# task's values.
+#
+# (c) Readers of 1,100 namespaces, one after another, each holding its
+# proc/1 open until the next one has looked proc/ up, then gone: the
+# kernel keeps the names of each (its proc/ was replaced while they
+# were open), which would hold every slot; the daemon has them dropped
+# once slots run short, and every reader gets its view, never EAGAIN.
+#
+# (b) A reader in namespace A holds a working directory in proc/ and an
+# O_PATH descriptor of proc/1 of its view, and makes no request for
+# more than VIEW_IDLE_S (3 s), while readers of VIEW_SLOTS (1024) other
+# namespaces come and go, and one more stays: the held handles still
+# show A's processes (its proc/1's creation_time), never another's.
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+test_description='Hostile tenants: a reopened file is the task it was;
+a view held by a descriptor or a working directory is never reused.'
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+test_have_prereq ROOT || skip_all "not root: cannot make PID namespaces"
+export MNT TRASH
+
+test_expect_success 'setup: mount' '
+	write_config "$TRASH/off.conf" access.hidepid=off &&
+	mount_timingfs "$TRASH/off.conf" -o allow_other
+'
+
+cat >"$TRASH/held.py" <<'PY'
+import errno, os, sys
+mnt = os.environ["MNT"]
+pid = sys.argv[1]
+f = os.open("%s/proc/%s/cycles" % (mnt, pid), os.O_PATH)
+d = os.open("%s/proc/%s" % (mnt, pid), os.O_PATH)
+os.chdir("%s/proc/%s" % (mnt, pid))
+def attempt(what, fn):
+    try:
+        return "%s:%s" % (what, fn())
+    except OSError as e:
+        return "%s:%s" % (what, errno.errorcode[e.errno])
+def look():
+    out = [attempt("reopen", lambda: open("/proc/self/fd/%d" % f).read().strip() != ""),
+           attempt("list", lambda: "creation_time" in os.listdir("/proc/self/fd/%d" % d)),
+           attempt("cwd", lambda: open("creation_time").read().strip())]
+    return " ".join(out)
+print("before " + look(), flush=True)
+sys.stdin.readline()
+print("after " + look(), flush=True)
+PY
+
+test_expect_success UNSHARE,PYTHON3 'a number another task of the same owner took: ENOENT, never its data' '
+	mkfifo "$TRASH/go" &&
+	bounded 60 unshare -p -f --mount-proc bash -c "
+		{ sleep 1000 & } ; a=\$!
+		{ /usr/bin/python3 \"\$TRASH/held.py\" \$a <\"\$TRASH/go\" >\"\$TRASH/held.out\" & } ; r=\$!
+		exec 9>\"\$TRASH/go\"
+		wait_file \"\$TRASH/held.out\" 1 || exit 1
+		kill \$a; wait \$a
+		echo \$((a - 1)) >/proc/sys/kernel/ns_last_pid
+		{ sleep 1000 & } ; b=\$!
+		wait_for 10 test -e \"\$MNT/proc/\$b/creation_time\" || exit 1
+		cat \"\$MNT/proc/\$b/creation_time\" >\"\$TRASH/new.ct\"
+		echo \"A \$a B \$b\" >\"\$TRASH/held.pids\"
+		echo go >&9
+		wait \$r
+		kill \$b
+	" &&
+	cat held.pids held.out new.ct &&
+	read -r _ a _ b <held.pids &&
+	test "$a" = "$b" &&
+	grep "^before reopen:True list:True cwd:[0-9]" held.out &&
+	! grep "^after.*$(cat new.ct)" held.out &&
+	grep -E "^after reopen:(ENOENT|EIO) list:(ENOENT|EIO) cwd:(ENOENT|EIO)$" held.out
+'
+
+# fill N: readers of N namespaces of their own, one after another, each
+# looking proc/1 up in its view, then gone.
+cat >"$TRASH/fill.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWPID = 0x20000000
+mnt = os.environ["MNT"]
+for i in range(int(sys.argv[1])):
+    c = os.fork()
+    if c == 0:
+        if libc.unshare(CLONE_NEWPID) != 0:
+            os._exit(2)
+        g = os.fork()
+        if g == 0:
+            try:
+                os.stat(mnt + "/proc/1")
+            except OSError:
+                os._exit(3)
+            os._exit(0)
+        _, st = os.waitpid(g, 0)
+        os._exit(os.waitstatus_to_exitcode(st))
+    _, st = os.waitpid(c, 0)
+    if os.waitstatus_to_exitcode(st) != 0:
+        sys.exit("namespace %d: status %d" % (i, os.waitstatus_to_exitcode(st)))
+PY
+
+cat >"$TRASH/slot.py" <<'PY'
+import errno, os, sys
+mnt = os.environ["MNT"]
+d = os.open(mnt + "/proc/1", os.O_PATH)
+os.chdir(mnt + "/proc")
+def attempt(what, fn):
+    try:
+        return "%s:%s" % (what, fn())
+    except OSError as e:
+        return "%s:%s" % (what, errno.errorcode[e.errno])
+def look():
+    return " ".join([
+        attempt("cwd", lambda: open("1/creation_time").read().strip()),
+        attempt("fd", lambda: open(os.open("creation_time", os.O_RDONLY, dir_fd=d)).read().strip())])
+print("before " + look(), flush=True)
+sys.stdin.readline()
+print("after " + look(), flush=True)
+PY
+
+test_expect_success UNSHARE,PYTHON3 'a view held by a working directory and a descriptor: never another namespace'"'"'s' '
+	mkfifo "$TRASH/go2" &&
+	{ unshare -p -f --mount-proc /usr/bin/python3 "$TRASH/slot.py" \
+		<"$TRASH/go2" >"$TRASH/slot.out" & } &&
+	exec 8>"$TRASH/go2" &&
+	wait_file "$TRASH/slot.out" 1 &&
+	bounded 300 /usr/bin/python3 "$TRASH/fill.py" 1030 &&
+	sleep 5 &&
+	{ unshare -p -f --mount-proc bash -c "
+		cat \"\$MNT/proc/1/creation_time\" >\"\$TRASH/other.ct\"; exec sleep 1000" & } &&
+	other=$! &&
+	test_when_finished "kill_tree $other KILL || :" &&
+	wait_file "$TRASH/other.ct" &&
+	echo go >&8 && exec 8>&- &&
+	wait_file "$TRASH/slot.out" 2 &&
+	cat slot.out other.ct &&
+	grep "^before cwd:[0-9]* fd:[0-9]" slot.out &&
+	before=$(sed -n "s/^before cwd:\([0-9]*\) .*/\1/p" slot.out) &&
+	! grep "^after.*$(cat other.ct)" slot.out &&
+	grep -x "after cwd:$before fd:$before" slot.out
+'
+
+# fill-held N: as fill, but each reader holds its proc/1 open until the
+# next one has looked it up.
+cat >"$TRASH/fill-held.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWPID = 0x20000000
+mnt = os.environ["MNT"]
+prev = None
+def release(p):
+    c, w = p
+    os.write(w, b"x")
+    os.close(w)
+    _, st = os.waitpid(c, 0)
+    if os.waitstatus_to_exitcode(st) != 0:
+        sys.exit("a reader: status %d" % os.waitstatus_to_exitcode(st))
+for i in range(int(sys.argv[1])):
+    r, w = os.pipe()
+    r2, w2 = os.pipe()
+    c = os.fork()
+    if c == 0:
+        os.close(r)
+        os.close(w2)
+        if libc.unshare(CLONE_NEWPID) != 0:
+            os._exit(2)
+        g = os.fork()
+        if g == 0:
+            try:
+                fd = os.open(mnt + "/proc/1", os.O_PATH)
+            except OSError as e:
+                os.write(w, ("%d" % e.errno).encode())
+                os._exit(3)
+            os.write(w, b"k")
+            os.read(r2, 1)
+            os._exit(0)
+        _, st = os.waitpid(g, 0)
+        os._exit(os.waitstatus_to_exitcode(st))
+    os.close(w)
+    os.close(r2)
+    got = os.read(r, 8)
+    os.close(r)
+    if got != b"k":
+        sys.exit("namespace %d: errno %s" % (i, got.decode() or "?"))
+    if prev:
+        release(prev)
+    prev = (c, w2)
+release(prev)
+PY
+
+test_expect_success UNSHARE,PYTHON3 'names the kernel keeps of 1,100 views gone: every new reader gets its view' '
+	bounded 400 /usr/bin/python3 "$TRASH/fill-held.py" 1100 &&
+	unshare -p -f --mount-proc cat "$MNT/proc/1/creation_time"
+'
+
+test_done
