@@ -118,6 +118,8 @@ static void drop_name(struct fs *fs, const struct node *n)
 	/* -ENOENT when the kernel had not cached it: fine. */
 	fuse_lowlevel_notify_inval_entry(fs->se, node_ino(&dir), name,
 					 strlen(name));
+	/* No path walk comes through the name now without asking. */
+	held_uncache(fs->kheld, node_ino(n));
 }
 
 /*
@@ -444,16 +446,22 @@ static int req_node_view(fuse_req_t req, struct request *r,
  * task its numbers name now in the reader's view (inode.h's held
  * table). A descriptor, a working directory or a reopen of an inode
  * whose task exited, or whose number another task took, gets -ENOENT,
- * never that task. *@start: the task's start, 0 outside tasks. An inode
- * the table does not know (none below proc/) is not judged.
- * -ESTALE when another task has the number now (-ENOENT to the reader,
- * except for a lookup below it: see fs_lookup()).
+ * never that task; except while the kernel may still walk paths through
+ * the name it cached of the inode (a directory's, for FS_TIMEOUT_S
+ * after its last lookup): a request then may come from a path walk,
+ * which gets the task that has the number now, as procfs gives it, and
+ * the name is dropped from the kernel's cache at once, so that the next
+ * walk asks for it afresh (and the kernel fails the held inode, whose
+ * generation differs), and a holder is refused from then on.
+ * *@start: the task's start, 0 outside tasks. An inode the table does
+ * not know (none below proc/) is not judged.
  */
 static int ident_check(struct request *r, uint64_t ino, const struct node *n,
 		       uint64_t *start)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	uint64_t was;
+	bool cached;
 	int ret;
 
 	*start = 0;
@@ -462,18 +470,15 @@ static int ident_check(struct request *r, uint64_t ino, const struct node *n,
 	ret = task_start(r, n, start);
 	if (ret < 0)
 		return ret;
-	if (*start && held_start(fs->kheld, ino, &was) == 0 && was != *start)
-		return -ESTALE;
+	if (!*start || held_start(fs->kheld, ino, &was, &cached) < 0 ||
+	    was == *start)
+		return 0;
+	if (!cached)
+		return -ENOENT;
+	/* Perhaps a walk's: answered, and the name dropped at once, so
+	 * that the next walk asks for it and a holder is refused. */
+	drop_names(fs, n, 1);
 	return 0;
-}
-
-/* ident_check() for a request by node ID: another task is -ENOENT. */
-static int ident_check_held(struct request *r, uint64_t ino,
-			    const struct node *n, uint64_t *start)
-{
-	int ret = ident_check(r, ino, n, start);
-
-	return ret == -ESTALE ? -ENOENT : ret;
 }
 
 static void req_end(struct request *r)
@@ -712,17 +717,11 @@ static int lookup_dir_start(struct request *r, fuse_ino_t parent,
 			    const struct node *dir, const struct node *n,
 			    uint64_t *start)
 {
-	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct node named = *dir;
-	int ret;
 
 	/* The directory as the reader's view names it, for its task. */
 	named.view = n->view;
-	ret = ident_check(r, parent, &named, start);
-	/* Told once: a walk that meets it again holds the directory. */
-	if (ret == -ESTALE && !held_tell_stale(fs->kheld, parent))
-		ret = -ENOENT;
-	return ret;
+	return ident_check(r, parent, &named, start);
 }
 
 /*
@@ -779,7 +778,7 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 		text_free(text);
 		ret = -ENOMEM;
 	}
-	if (ret == -ENOENT || ret == -ENOMEM || ret == -ESTALE)
+	if (ret == -ENOENT || ret == -ENOMEM)
 		goto out_put;
 	/*
 	 * Any other failure is a broken source: the name stands, of size
@@ -836,7 +835,7 @@ static int lookup_reply(struct request *r, const struct node *n, uint64_t start,
 			tid = r->view->identity ? node_tid(n) : 0;
 		}
 		ret = held_add(fs->kheld, ep->ino, n->view, start, pid, tid,
-			       NULL);
+			       (unsigned int)(ep->entry_timeout * 1000), NULL);
 		if (ret < 0)
 			return ret;
 		sweep_when_grown(fs, held_count(fs->kheld));
@@ -871,11 +870,10 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		n.view = r.view->slot;
 	}
 	/*
-	 * Below a task's directory: still that task? If another took its
-	 * number, ESTALE: a path walk that met the directory's cached name
-	 * walks again, asking every name afresh (the kernel then replaces
-	 * the directory's inode, whose generation differs); a lookup from
-	 * a directory held open or as a working directory fails.
+	 * Below a task's directory: still that task (ident_check())? Once
+	 * the kernel may no longer walk through its cached name, a lookup
+	 * below it comes from a directory held open or as a working
+	 * directory, and fails if another task took the number.
 	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
 		ret = lookup_file(&r, parent, &n, &ep, &start);
@@ -944,7 +942,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 		if (ret == 0)
 			ret = req_node_view(req, r, &n);
 		if (ret == 0)
-			ret = ident_check_held(r, ino, &n, &start);
+			ret = ident_check(r, ino, &n, &start);
 		if (ret == 0) {
 			tree_stat(r, &n, &st);
 			ret = render_text(r, &n, &now);
@@ -993,7 +991,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		if (ret == 0)
 			ret = tree_check(&r, &n, &st);
 		if (ret == 0)
-			ret = ident_check_held(&r, ino, &n, &start);
+			ret = ident_check(&r, ino, &n, &start);
 		if (ret < 0)
 			fuse_reply_err(req, -ret);
 		else
@@ -1063,7 +1061,7 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	if (ret == 0)
 		ret = req_check_named(&r, n);
 	if (ret == 0)
-		ret = ident_check_held(&r, ino, n, &start);
+		ret = ident_check(&r, ino, n, &start);
 	if (ret == 0)
 		who = req_admit(&r, n, &ret);
 	if (ret == 0)
@@ -1258,7 +1256,7 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (ret == 0)
 		ret = tree_check(&r, &n, &st);
 	if (ret == 0)
-		ret = ident_check_held(&r, ino, &n, &start);
+		ret = ident_check(&r, ino, &n, &start);
 	if (ret == 0)
 		who = req_admit(&r, &n, &ret);
 	if (ret == 0) {

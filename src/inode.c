@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inode.h"
@@ -41,7 +42,7 @@ struct held_entry {
 	uint64_t start;
 	uint64_t nlookup;
 	unsigned int slot;
-	bool stale_told; /* ESTALE was answered below it, for this start */
+	long long cached_until_ms; /* the kernel may walk its cached name */
 	pid_t pid, tid; /* a task's directory: the task, daemon's numbers */
 };
 
@@ -146,10 +147,20 @@ void held_free(struct held *h)
 	free(h);
 }
 
+/* Monotonic milliseconds. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 int held_add(struct held *h, uint64_t ino, unsigned int slot, uint64_t start,
-	     pid_t pid, pid_t tid, bool *replaced)
+	     pid_t pid, pid_t tid, unsigned int cached_ms, bool *replaced)
 {
 	struct held_shard *s = held_shard_of(h, ino);
+	long long until = now_ms() + cached_ms + HELD_CACHE_SLACK_MS;
 	struct held_entry **p, *e;
 	bool changed = false;
 	int ret = 0;
@@ -163,9 +174,8 @@ int held_add(struct held *h, uint64_t ino, unsigned int slot, uint64_t start,
 	e = *p;
 	if (e) {
 		changed = e->start != start;
-		if (changed)
-			e->stale_told = false;
 		e->start = start;
+		e->cached_until_ms = until;
 		e->pid = pid;
 		e->tid = tid;
 		e->nlookup++;
@@ -180,7 +190,7 @@ int held_add(struct held *h, uint64_t ino, unsigned int slot, uint64_t start,
 	e->start = start;
 	e->nlookup = 1;
 	e->slot = slot;
-	e->stale_told = false;
+	e->cached_until_ms = until;
 	e->pid = pid;
 	e->tid = tid;
 	e->next = NULL;
@@ -196,7 +206,7 @@ out:
 	return ret;
 }
 
-int held_start(struct held *h, uint64_t ino, uint64_t *start)
+int held_start(struct held *h, uint64_t ino, uint64_t *start, bool *cached)
 {
 	struct held_shard *s = held_shard_of(h, ino);
 	struct held_entry **p;
@@ -206,26 +216,12 @@ int held_start(struct held *h, uint64_t ino, uint64_t *start)
 	p = held_find(s, ino);
 	if (p && *p) {
 		*start = (*p)->start;
+		if (cached)
+			*cached = now_ms() < (*p)->cached_until_ms;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
-}
-
-bool held_tell_stale(struct held *h, uint64_t ino)
-{
-	struct held_shard *s = held_shard_of(h, ino);
-	struct held_entry **p;
-	bool first = false;
-
-	pthread_mutex_lock(&s->lock);
-	p = held_find(s, ino);
-	if (p && *p) {
-		first = !(*p)->stale_told;
-		(*p)->stale_told = true;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return first;
 }
 
 void held_forget(struct held *h, uint64_t ino, uint64_t nlookup)
@@ -285,6 +281,18 @@ static bool task_gone(pid_t pid, pid_t tid)
 {
 	return syscall(SYS_tgkill, pid, tid ? tid : pid, 0) < 0 &&
 	       errno == ESRCH;
+}
+
+void held_uncache(struct held *h, uint64_t ino)
+{
+	struct held_shard *s = held_shard_of(h, ino);
+	struct held_entry **p;
+
+	pthread_mutex_lock(&s->lock);
+	p = held_find(s, ino);
+	if (p && *p)
+		(*p)->cached_until_ms = now_ms() + HELD_DROP_GRACE_MS;
+	pthread_mutex_unlock(&s->lock);
 }
 
 size_t held_gone(struct held *h, struct node *out, size_t max)

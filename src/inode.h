@@ -135,7 +135,10 @@ static inline uid_t request_only_uid(struct request *r)
  * it (held_generation()), and a request by node ID whose task now has
  * another start is refused, so that a descriptor, a working directory
  * or a reopen through /proc/self/fd/N never reaches another task that
- * took the number. The table also counts, per view slot, the inodes it
+ * took the number; but while the kernel may still walk a path through
+ * the name it cached (held_start()'s *cached), a request may be such a
+ * walk's, which gets the task that has the number now, as procfs's
+ * does. The table also counts, per view slot, the inodes it
  * holds named in it (views_hold()): a slot with any is never reused.
  *
  * Memory: an entry a kernel inode, as long as the kernel keeps it. The
@@ -158,29 +161,36 @@ void held_free(struct held *h);
  * held_add - an entry reply gives the kernel one more lookup of node ID
  * @ino, named in view slot @slot, of the task that started at @start;
  * for a task's directory, the task as the daemon numbers it, @pid and
- * @tid (0 for a process; @pid 0: not known, or no task's directory).
- * A new entry holds @slot (views_hold()). When the entry knew another
+ * @tid (0 for a process; @pid 0: not known, or no task's directory);
+ * @cached_ms, the reply's entry timeout, how long the kernel may walk
+ * through the name without asking. A new entry holds @slot
+ * (views_hold()). When the entry knew another
  * start (the number's task changed), it takes @start and sets
  * *@replaced (may be NULL): the reply's generation differs, and the
  * kernel puts a new inode in place of the old one, whose holders get
  * EIO from then on. 0, or -ENOMEM.
  */
 int held_add(struct held *h, uint64_t ino, unsigned int slot, uint64_t start,
-	     pid_t pid, pid_t tid, bool *replaced);
+	     pid_t pid, pid_t tid, unsigned int cached_ms, bool *replaced);
 
 /*
- * held_start - the start recorded for node ID @ino: 0 and *@start, or
+ * held_start - the start recorded for node ID @ino: 0 and *@start, and
+ * in *@cached (may be NULL) whether the kernel may still walk through
+ * the name it cached of it (the entry timeout @cached_ms of its last
+ * held_add(), and HELD_CACHE_SLACK_MS for the reply's way there); or
  * -ENOENT when the kernel holds no lookup of it that the table knows.
  */
-int held_start(struct held *h, uint64_t ino, uint64_t *start);
+#define HELD_CACHE_SLACK_MS 20
+int held_start(struct held *h, uint64_t ino, uint64_t *start, bool *cached);
 
 /*
- * held_tell_stale - a lookup below directory @ino found another task in
- * its place: true the first time since its start was recorded (answer
- * ESTALE, and a path walk walks again, asking every name afresh), false
- * after (a directory held open: answer ENOENT).
+ * held_uncache - the kernel was told to drop its name of @ino: no path
+ * walk comes through it without asking again, but those under way (the
+ * kernel drops what they looked up below it too, which they ask again)
+ * may still come for HELD_DROP_GRACE_MS.
  */
-bool held_tell_stale(struct held *h, uint64_t ino);
+#define HELD_DROP_GRACE_MS 100
+void held_uncache(struct held *h, uint64_t ino);
 
 /*
  * held_forget - the kernel forgets @nlookup lookups of @ino: at none

@@ -290,7 +290,8 @@ static void *watchdog_main(void *arg)
 			until.tv_nsec -= 1000000000L;
 		}
 		while (!sv->stopping &&
-		       pthread_cond_timedwait(&sv->wake, &sv->lock, &until) == 0)
+		       pthread_cond_timedwait(&sv->wake, &sv->lock, &until) ==
+			       0)
 			;
 		n = sv->workers;
 		pthread_mutex_unlock(&sv->lock);
@@ -389,8 +390,7 @@ int serve_new(unsigned int max_workers, struct serve **out)
 	sv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sv->ended_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!sv->worker || !sv->req || !sv->slot || sv->epfd < 0 ||
-	    sv->stop_fd < 0 ||
-	    sv->ended_fd < 0 ||
+	    sv->stop_fd < 0 || sv->ended_fd < 0 ||
 	    watch(sv, EPOLL_CTL_ADD, sv->stop_fd, STOP_ID, EPOLLIN) < 0) {
 		if (sv->epfd >= 0)
 			close(sv->epfd);

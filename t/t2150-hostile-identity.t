@@ -82,30 +82,61 @@ test_expect_success UNSHARE,PYTHON3 'a number another task of the same owner too
 	grep -E "^after reopen:(ENOENT|EIO) list:(ENOENT|EIO) cwd:(ENOENT|EIO)$" held.out
 '
 
-# fill N: readers of N namespaces of their own, one after another, each
-# looking proc/1 up in its view, then gone.
+# fill N [held]: readers of N namespaces of their own, one after
+# another, each looking proc/1 up in its view, then gone; with "held",
+# each holds its proc/1 open until the next one has looked it up.
 cat >"$TRASH/fill.py" <<'PY'
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWPID = 0x20000000
 mnt = os.environ["MNT"]
+held = sys.argv[2:] == ["held"]
+prev = None
+def reap(c, what):
+    _, st = os.waitpid(c, 0)
+    if os.waitstatus_to_exitcode(st) != 0:
+        sys.exit("%s: status %d" % (what, os.waitstatus_to_exitcode(st)))
 for i in range(int(sys.argv[1])):
+    r, w = os.pipe()
+    r2, w2 = os.pipe()
     c = os.fork()
     if c == 0:
+        os.close(r)
+        os.close(w2)
         if libc.unshare(CLONE_NEWPID) != 0:
             os._exit(2)
         g = os.fork()
         if g == 0:
             try:
-                os.stat(mnt + "/proc/1")
-            except OSError:
+                fd = os.open(mnt + "/proc/1", os.O_PATH)
+            except OSError as e:
+                os.write(w, ("%d" % e.errno).encode())
                 os._exit(3)
+            os.write(w, b"k")
+            if held:
+                os.read(r2, 1)
             os._exit(0)
         _, st = os.waitpid(g, 0)
         os._exit(os.waitstatus_to_exitcode(st))
-    _, st = os.waitpid(c, 0)
-    if os.waitstatus_to_exitcode(st) != 0:
-        sys.exit("namespace %d: status %d" % (i, os.waitstatus_to_exitcode(st)))
+    os.close(w)
+    os.close(r2)
+    got = os.read(r, 8)
+    os.close(r)
+    if got != b"k":
+        sys.exit("namespace %d: errno %s" % (i, got.decode() or "?"))
+    if not held:
+        os.close(w2)
+        reap(c, "namespace %d" % i)
+        continue
+    if prev:
+        os.write(prev[1], b"x")
+        os.close(prev[1])
+        reap(prev[0], "namespace %d" % (i - 1))
+    prev = (c, w2)
+if prev:
+    os.write(prev[1], b"x")
+    os.close(prev[1])
+    reap(prev[0], "the last namespace")
 PY
 
 cat >"$TRASH/slot.py" <<'PY'
@@ -149,56 +180,9 @@ test_expect_success UNSHARE,PYTHON3 'a view held by a working directory and a de
 	grep -x "after cwd:$before fd:$before" slot.out
 '
 
-# fill-held N: as fill, but each reader holds its proc/1 open until the
-# next one has looked it up.
-cat >"$TRASH/fill-held.py" <<'PY'
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-CLONE_NEWPID = 0x20000000
-mnt = os.environ["MNT"]
-prev = None
-def release(p):
-    c, w = p
-    os.write(w, b"x")
-    os.close(w)
-    _, st = os.waitpid(c, 0)
-    if os.waitstatus_to_exitcode(st) != 0:
-        sys.exit("a reader: status %d" % os.waitstatus_to_exitcode(st))
-for i in range(int(sys.argv[1])):
-    r, w = os.pipe()
-    r2, w2 = os.pipe()
-    c = os.fork()
-    if c == 0:
-        os.close(r)
-        os.close(w2)
-        if libc.unshare(CLONE_NEWPID) != 0:
-            os._exit(2)
-        g = os.fork()
-        if g == 0:
-            try:
-                fd = os.open(mnt + "/proc/1", os.O_PATH)
-            except OSError as e:
-                os.write(w, ("%d" % e.errno).encode())
-                os._exit(3)
-            os.write(w, b"k")
-            os.read(r2, 1)
-            os._exit(0)
-        _, st = os.waitpid(g, 0)
-        os._exit(os.waitstatus_to_exitcode(st))
-    os.close(w)
-    os.close(r2)
-    got = os.read(r, 8)
-    os.close(r)
-    if got != b"k":
-        sys.exit("namespace %d: errno %s" % (i, got.decode() or "?"))
-    if prev:
-        release(prev)
-    prev = (c, w2)
-release(prev)
-PY
 
 test_expect_success UNSHARE,PYTHON3 'names the kernel keeps of 1,100 views gone: every new reader gets its view' '
-	bounded 400 /usr/bin/python3 "$TRASH/fill-held.py" 1100 &&
+	bounded 400 /usr/bin/python3 "$TRASH/fill.py" 1100 held &&
 	unshare -p -f --mount-proc cat "$MNT/proc/1/creation_time"
 '
 

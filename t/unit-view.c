@@ -171,32 +171,32 @@ static void test_held(struct views *vs)
 	unsigned int i;
 
 	check_int(held_new(vs, &h), 0, "held: a table");
-	check_int(held_start(h, 1234, &start), -ENOENT,
+	check_int(held_start(h, 1234, &start, NULL), -ENOENT,
 		  "held: unknown: ENOENT");
-	check_int(held_add(h, 1234, 7, 100, 0, 0, &replaced), 0,
+	check_int(held_add(h, 1234, 7, 100, 0, 0, 0, &replaced), 0,
 		  "held: a lookup");
 	check(!replaced, "held: a first lookup replaces nothing");
-	check_int(held_add(h, 1234, 7, 100, 0, 0, &replaced), 0,
+	check_int(held_add(h, 1234, 7, 100, 0, 0, 0, &replaced), 0,
 		  "held: another");
 	check(!replaced, "held: the same task replaces nothing");
 	check(views_held(vs, 7) == 1, "held: one inode holds its slot");
-	check_int(held_start(h, 1234, &start), 0, "held: known");
+	check_int(held_start(h, 1234, &start, NULL), 0, "held: known");
 	check(start == 100, "held: its start");
-	check_int(held_add(h, 1234, 7, 200, 0, 0, &replaced), 0,
+	check_int(held_add(h, 1234, 7, 200, 0, 0, 0, &replaced), 0,
 		  "held: a new task");
 	check(replaced, "held: another start replaces the inode");
 	held_forget(h, 1234, 2);
-	check_int(held_start(h, 1234, &start), 0,
+	check_int(held_start(h, 1234, &start, NULL), 0,
 		  "held: held while one lookup is left");
 	check(start == 200 && views_held(vs, 7) == 1,
 	      "held: the new start, the slot still held");
 	held_forget(h, 1234, 1);
-	check_int(held_start(h, 1234, &start), -ENOENT,
+	check_int(held_start(h, 1234, &start, NULL), -ENOENT,
 		  "held: the last lookup forgotten: gone");
 	check(views_held(vs, 7) == 0, "held: and its slot is free");
 	held_forget(h, 999, 1); /* unknown: ignored */
 	for (i = 0; i < 5000; i++)
-		held_add(h, 1000000 + i, 9, i + 1, 0, 0, NULL);
+		held_add(h, 1000000 + i, 9, i + 1, 0, 0, 0, NULL);
 	check(held_count(h) == 5000 && views_held(vs, 9) == 5000,
 	      "held: 5000 inodes, all counted in their slot");
 	for (i = 0; i < 5000; i++)
@@ -211,11 +211,11 @@ static void test_held(struct views *vs)
 		if (child == 0)
 			_exit(0);
 		waitpid(child, NULL, 0);
-		held_add(h, node_ino(&n), 9, 1, child, 0, NULL);
+		held_add(h, node_ino(&n), 9, 1, child, 0, 0, NULL);
 		n.num[0] = 42;
-		held_add(h, node_ino(&n), 9, 1, getpid(), 0, NULL);
+		held_add(h, node_ino(&n), 9, 1, getpid(), 0, 0, NULL);
 		n.num[0] = 43;
-		held_add(h, node_ino(&n), 9, 1, 0, 0, NULL);
+		held_add(h, node_ino(&n), 9, 1, 0, 0, 0, NULL);
 		check(held_gone(h, gone, 4) == 1 && gone[0].kind == K_TGID &&
 			      gone[0].num[0] == 41 && gone[0].view == 9,
 		      "held: the directory of an exited task is found gone, "
@@ -224,6 +224,19 @@ static void test_held(struct views *vs)
 			n.num[0] = i;
 			held_forget(h, node_ino(&n), 1);
 		}
+	}
+	{
+		bool cached = false;
+
+		held_add(h, 77, 9, 5, 0, 0, 60000, NULL);
+		held_add(h, 78, 9, 5, 0, 0, 0, NULL);
+		usleep((HELD_CACHE_SLACK_MS + 20) * 1000);
+		check(held_start(h, 77, &start, &cached) == 0 && cached,
+		      "held: a name the kernel may still walk through: cached");
+		check(held_start(h, 78, &start, &cached) == 0 && !cached,
+		      "held: one of entry timeout 0, past the slack: not");
+		held_forget(h, 77, 1);
+		held_forget(h, 78, 1);
 	}
 	check(held_generation(100, 0) != held_generation(200, 0) &&
 		      held_generation(100, 5) ==
