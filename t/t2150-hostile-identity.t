@@ -35,18 +35,24 @@ test_expect_success 'setup: mount' '
 	mount_timingfs "$TRASH/off.conf" -o allow_other
 '
 
-cat >"$TRASH/held.py" <<'PY'
-import errno, os, sys
-mnt = os.environ["MNT"]
-pid = sys.argv[1]
-f = os.open("%s/proc/%s/cycles" % (mnt, pid), os.O_PATH)
-d = os.open("%s/proc/%s" % (mnt, pid), os.O_PATH)
-os.chdir("%s/proc/%s" % (mnt, pid))
+# attempt WHAT FN: "WHAT:result", or "WHAT:ERRNO" when FN fails.
+cat >"$TRASH/attempt.py" <<'PY'
+import errno
 def attempt(what, fn):
     try:
         return "%s:%s" % (what, fn())
     except OSError as e:
         return "%s:%s" % (what, errno.errorcode[e.errno])
+PY
+
+cat >"$TRASH/held.py" <<'PY'
+import os, sys
+from attempt import attempt
+mnt = os.environ["MNT"]
+pid = sys.argv[1]
+f = os.open("%s/proc/%s/cycles" % (mnt, pid), os.O_PATH)
+d = os.open("%s/proc/%s" % (mnt, pid), os.O_PATH)
+os.chdir("%s/proc/%s" % (mnt, pid))
 def look():
     out = [attempt("reopen", lambda: open("/proc/self/fd/%d" % f).read().strip() != ""),
            attempt("list", lambda: "creation_time" in os.listdir("/proc/self/fd/%d" % d)),
@@ -140,15 +146,11 @@ if prev:
 PY
 
 cat >"$TRASH/slot.py" <<'PY'
-import errno, os, sys
+import os, sys
+from attempt import attempt
 mnt = os.environ["MNT"]
 d = os.open(mnt + "/proc/1", os.O_PATH)
 os.chdir(mnt + "/proc")
-def attempt(what, fn):
-    try:
-        return "%s:%s" % (what, fn())
-    except OSError as e:
-        return "%s:%s" % (what, errno.errorcode[e.errno])
 def look():
     return " ".join([
         attempt("cwd", lambda: open("1/creation_time").read().strip()),
