@@ -9,22 +9,23 @@
  *
  * A request that runs across a whole tick of SERVE_TICK_MS, whatever it
  * waits for, is given up as if it had called serve_may_block(): a
- * watchdog thread, awake only while requests come, marks it given and
- * arms its session, so that the next waiting worker takes the session's
- * next requests. A worker's request is a phase word, its count of
- * requests and whether it is serving or was given up; the watchdog and
- * the worker itself (serve_may_block(), the request's end) change it by
- * compare-and-swap, so exactly one of them decides: a request that ends
- * serving keeps its session, one given up leaves it to the set, armed
- * once, by whoever gave it up.
+ * watchdog thread, awake only while requests come or are served, marks
+ * it given and arms its session, so that the next waiting worker takes
+ * the session's next requests. A worker's request is a phase word, its
+ * count of requests and whether it is serving or was given up; the
+ * watchdog and the worker itself (serve_may_block(), the request's end)
+ * change it by compare-and-swap, so exactly one of them decides: a
+ * request that ends serving keeps its session, one given up leaves it
+ * to the set, armed once, by whoever gave it up.
  *
  * A request takes no lock: on one CPU, a worker woken while another
- * held one would only be put to sleep again, at two context switches. A session is named in the set by its slot and a
- * generation; a worker counts itself in (busy) and then checks that
- * the slot still holds that session, and serve_remove() marks it out
- * and then waits for busy to drop to 0, so that neither misses the
- * other (both sequentially consistent). Slots are never freed while
- * the pool lives; a session removed leaves its slot to the next.
+ * held one would only be put to sleep again, at two context switches.
+ * A session is named in the set by its slot and a generation; a worker
+ * counts itself in (busy) and then checks that the slot still holds
+ * that session, and serve_remove() marks it out and then waits for busy
+ * to drop to 0, so that neither misses the other (both sequentially
+ * consistent). Slots are never freed while the pool lives; a session
+ * removed leaves its slot to the next.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -261,7 +262,10 @@ static bool request_end(void)
 /*
  * The watchdog: every SERVE_TICK_MS while requests come, each request
  * that was being served at the last tick and still is, is given up.
- * When a tick finds no request begun since the last, it waits for one.
+ * When a tick finds no request begun since the last and none it has not
+ * yet seen serving at two ticks, it waits for one: a request that began
+ * just before a tick and then hangs, with nothing after it, is still
+ * given up at the next.
  */
 static void *watchdog_main(void *arg)
 {
@@ -269,11 +273,12 @@ static void *watchdog_main(void *arg)
 	uint64_t last = 0, now, phase;
 	struct timespec until;
 	unsigned int i, n;
+	bool serving = false;
 
 	pthread_mutex_lock(&sv->lock);
 	while (!sv->stopping) {
 		now = LOAD(&sv->requests);
-		if (now == last) {
+		if (now == last && !serving) {
 			/* Nothing came for a tick: doze, unless one comes
 			 * now (request_begin() counts, then looks). */
 			STORE(&sv->dozing, true);
@@ -295,10 +300,13 @@ static void *watchdog_main(void *arg)
 			;
 		n = sv->workers;
 		pthread_mutex_unlock(&sv->lock);
+		serving = false;
 		for (i = 0; i < n; i++) {
 			phase = LOAD(&sv->req[i].phase);
 			if (phase == sv->req[i].seen)
 				give_up(sv, &sv->req[i], phase);
+			else if (PHASE_OF(phase) == PHASE_SERVING)
+				serving = true;
 			sv->req[i].seen = phase;
 		}
 		pthread_mutex_lock(&sv->lock);

@@ -83,6 +83,34 @@ test_expect_success 'a reader stuck in the daemon, the others answered meanwhile
 	test_cmp expect.200 slow.out
 '
 
+# The stuck request alone, or nearly: its directory's names cached
+# (entry timeout 1 s), the daemon idle a while, so that the walk sends
+# the file's lookup (after, at most, a getattr of its directory) as the
+# first request after a pause, which the watchdog must not sleep
+# through. Five times: which tick the request meets is a matter of
+# microseconds.
+stuck_after_pause() {
+	test -d "$MNT/proc/200/threads/200" &&
+	sleep 0.2 &&
+	{ cat "$MNT/proc/200/threads/200/cycles" >slow3.out 2>&1 & } &&
+	slow=$! &&
+	kill_at_exit $slow &&
+	wait_for 10 stuck_in_fifo $TFS_PID &&
+	bounded 10 cat "$MNT/proc/100/threads/101/cycles" >got.101 &&
+	test_cmp expect.101 got.101 &&
+	cat "$TRASH/schedstat" >"$FIFO" &&
+	wait $slow &&
+	test_cmp expect.200 slow3.out
+}
+
+test_expect_success 'a stuck request, the first after a pause, is given up' '
+	test_when_finished release &&
+	for i in 1 2 3 4 5
+	do
+		stuck_after_pause || return 1
+	done
+'
+
 test_expect_success 'the daemon goes on: the same file twice, as it comes' '
 	{ cat "$MNT/proc/200/threads/200/cycles" >slow2.out 2>&1 & } &&
 	slow=$! &&
