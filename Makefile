@@ -1,7 +1,9 @@
 # timingfs: the Windows timing APIs as a FUSE filesystem.
 #
 #   make          build ./timingfs and the test programs
-#   make check    install what is missing, build, run the TAP suite
+#   make check    install what is missing, build, check the layers, run
+#                 the TAP suite
+#   make check-layers  an include that runs up a layer fails the build
 #   make run      install what is missing, build, mount at ./mnt
 #   make check-sanitize  the suite under ASan and UBSan
 #   make check-stress    the suite three times in a row while stress-ng
@@ -28,24 +30,45 @@ CONFIG ?= conf/timingfs.conf
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = fuse3 inih libmnl
 CFLAGS ?= -O2 -g
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-BASE_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"' \
-	      -Isrc $(PKG_CFLAGS)
-ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 inih libmnl 2>/dev/null)
+DEFS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"'
 LDLIBS = $(PKG_LIBS) -lpthread
 
-# The engine, configuration and rendering: everything but the FUSE
-# layer and main, linked into the daemon and every unit test.
-LIB_SRCS = $(filter-out src/main.c src/fs.c src/attach.c src/nsmount.c src/daemon.c \
-	src/timingfsctl.c,$(wildcard src/*.c))
+# The layers, each a folder of src/, from the bottom up (README.md, "How
+# it fits together"). A layer's files see the headers of their own
+# folder and of the layers below it, and no others: the engine's are
+# compiled without FUSE's include path or the tree's, so that an
+# include that runs back up fails the build (make check-layers).
+#   shared  the policies every layer names, the control protocol, logging
+#   engine  the kernel's sources, tasks, views, exited tasks (libmnl)
+#   tree    the names of the mount, snapshots, rendering, budgets
+#   fuse    the FUSE operations and the workers (libfuse3)
+#   daemon  command line, configuration (inih), lifetime, attach
+#   ctl     timingfsctl: shared only
+LAYERS = shared engine tree fuse daemon ctl
+INC_shared = -Isrc/shared
+INC_engine = -Isrc/engine $(INC_shared) \
+	     $(shell $(PKG_CONFIG) --cflags libmnl 2>/dev/null)
+INC_tree = -Isrc/tree $(INC_engine)
+INC_fuse = -Isrc/fuse $(INC_tree) \
+	   $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
+INC_daemon = -Isrc/daemon $(INC_fuse) \
+	     $(shell $(PKG_CONFIG) --cflags inih 2>/dev/null)
+INC_ctl = -Isrc/ctl $(INC_shared)
+# Tests, fuzz targets and tools outside src/ see every layer.
+BASE_CFLAGS = $(DEFS) $(INC_daemon)
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
+
+SRCS = $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
+OBJS = $(SRCS:.c=.o)
+# Everything but the two programs' mains, as an archive: the daemon,
+# every unit test and fuzz replay link what they use of it.
+LIB_SRCS = $(filter-out src/daemon/main.c src/ctl/timingfsctl.c,$(SRCS))
 LIB_OBJS = $(LIB_SRCS:.c=.o)
-DAEMON_OBJS = $(LIB_OBJS) src/fs.o src/attach.o src/nsmount.o src/daemon.o \
-	src/main.o
-CTL_OBJS = src/timingfsctl.o src/control.o
+LIB = src/libtimingfs.a
+CTL_OBJS = src/ctl/timingfsctl.o src/shared/control.o
 
 UNIT_SRCS = $(wildcard t/unit-*.c)
 UNIT_BINS = $(patsubst t/%.c,t/bin/%,$(UNIT_SRCS))
@@ -55,7 +78,7 @@ HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
 FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
 REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
-.PHONY: all check check-sanitize check-stress run bench deps install uninstall clean format \
+.PHONY: all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
 	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean
 
 # The scripts for shell users, Prometheus and OCI runtimes, installed
@@ -64,22 +87,36 @@ SCRIPTS = scripts/timingtop scripts/timingfs-exporter scripts/timingfs-oci-hook
 
 all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS)
 
-# The man page (mdoc, src/timingfs.8) with the version filled in.
-timingfs.8: src/timingfs.8 Makefile
-	sed 's/@VERSION@/$(VERSION)/' src/timingfs.8 >$@
+# The man page (mdoc, src/daemon/timingfs.8) with the version filled in.
+timingfs.8: src/daemon/timingfs.8 Makefile
+	sed 's/@VERSION@/$(VERSION)/' src/daemon/timingfs.8 >$@
 
-timingfs: $(DAEMON_OBJS)
-	$(CC) $(ALL_CFLAGS) -o $@ $(DAEMON_OBJS) $(LDFLAGS) $(LDLIBS)
+timingfs: src/daemon/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ src/daemon/main.o $(LIB) $(LDFLAGS) $(LDLIBS)
 
 timingfsctl: $(CTL_OBJS)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CTL_OBJS) $(LDFLAGS)
+	$(CC) $(CFLAGS) -o $@ $(CTL_OBJS) $(LDFLAGS)
 
-src/%.o: src/%.c
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(LIB): $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJS)
 
-t/bin/unit-%: t/unit-%.c t/tap.h $(LIB_OBJS)
+# Each layer's objects with its own include path.
+define layer_rule
+src/$(1)/%.o: src/$(1)/%.c
+	$$(CC) $$(DEFS) $$(INC_$(1)) $$(CFLAGS) -MMD -MP -c -o $$@ $$<
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
+
+# An include that runs back up fails the build: a copy of src/ in which
+# an engine file includes the FUSE layer's header, and one in which it
+# includes libfuse's, must each fail to compile; src/ as it is compiles.
+check-layers:
+	@scripts/check-layers
+
+t/bin/unit-%: t/unit-%.c t/tap.h $(LIB)
 	@mkdir -p t/bin
-	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 t/bin/helper-%: t/helper-%.c
 	@mkdir -p t/bin
@@ -114,24 +151,29 @@ FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(BASE_CFLAGS) -It/fuzz -O1 -g -fno-omit-frame-pointer \
 	      $(FUZZ_SANITIZE) -MMD -MP
 FUZZ_OBJS = $(patsubst src/%.c,t/fuzz/obj/%.o,$(LIB_SRCS))
+FUZZ_LIB = t/fuzz/obj/libtimingfs.a
 FUZZ_BINS = $(addprefix t/fuzz/bin/fuzz-,$(FUZZ_NAMES))
-.SECONDARY: $(FUZZ_OBJS) $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_LIB) $(FUZZ_BINS)
 
 t/bin/replay.o: t/fuzz/replay.c t/fuzz/fuzz.h
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -It/fuzz -c -o $@ $<
 
-t/bin/replay-%: t/fuzz/fuzz-%.c t/fuzz/fuzz.h t/bin/replay.o $(LIB_OBJS)
-	$(CC) $(ALL_CFLAGS) -It/fuzz -o $@ $< t/bin/replay.o $(LIB_OBJS) \
+t/bin/replay-%: t/fuzz/fuzz-%.c t/fuzz/fuzz.h t/bin/replay.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -It/fuzz -o $@ $< t/bin/replay.o $(LIB) \
 		$(LDFLAGS) $(LDLIBS)
 
 t/fuzz/obj/%.o: src/%.c
-	@mkdir -p t/fuzz/obj
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-t/fuzz/bin/fuzz-%: t/fuzz/fuzz-%.c t/fuzz/fuzz.h $(FUZZ_OBJS)
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $(FUZZ_OBJS)
+
+t/fuzz/bin/fuzz-%: t/fuzz/fuzz-%.c t/fuzz/fuzz.h $(FUZZ_LIB)
 	@mkdir -p t/fuzz/bin
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) \
 		$(LDLIBS)
 
 fuzz-deps:
@@ -172,6 +214,7 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory check-layers
 	prove -v --timer t/
 
 # The whole suite again with AddressSanitizer and UBSan in every binary
@@ -230,11 +273,11 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/timingfs.service
 
 format:
-	clang-format -i src/*.c src/*.h t/*.c t/*.h scripts/*.c t/fuzz/*.c \
+	clang-format -i src/*/*.c src/*/*.h t/*.c t/*.h scripts/*.c t/fuzz/*.c \
 		t/fuzz/*.h
 
 clean:
-	rm -f timingfs timingfsctl timingfs.8 src/*.o src/*.d
+	rm -f timingfs timingfsctl timingfs.8 $(LIB) src/*/*.o src/*/*.d
 	rm -rf t/bin t/trash.* t/fuzz/obj t/fuzz/bin
 
--include $(wildcard src/*.d t/bin/*.d t/fuzz/obj/*.d t/fuzz/bin/*.d)
+-include $(wildcard src/*/*.d t/bin/*.d t/fuzz/obj/*/*.d t/fuzz/bin/*.d)

@@ -69,13 +69,12 @@ static void test_defaults(void)
 	check_u64(cfg.tsc_hz, 0, "default tsc_hz is auto");
 	check_str(cfg.proc_root, "/proc", "default proc root");
 	check_str(cfg.sys_root, "/sys", "default sys root");
-	check_str(config_units_name(UNITS_UNIX), "unix", "units name unix");
-	check_str(config_units_name(UNITS_WINDOWS), "windows",
-		  "units name windows");
+	check_str(units_name(UNITS_UNIX), "unix", "units name unix");
+	check_str(units_name(UNITS_WINDOWS), "windows", "units name windows");
 	check_int(cfg.hidepid, HIDEPID_AUTO, "default hidepid is auto");
-	check(cfg.access_gid == CONFIG_GID_NONE && !cfg.access_gid_set,
+	check(cfg.access_gid == ACCESS_GID_NONE && !cfg.access_gid_set,
 	      "default gid is none, not given");
-	check_str(config_hidepid_name(HIDEPID_INVISIBLE), "invisible",
+	check_str(hidepid_name(HIDEPID_INVISIBLE), "invisible",
 		  "hidepid name invisible");
 	check_int(cfg.exited_keep_s, 60, "default keep is 60 s");
 	check_int(cfg.exited_max_tasks, 65536, "default max_tasks is 65536");
@@ -197,12 +196,11 @@ static void test_access(void)
 		snprintf(text, sizeof(text), "[access]\nhidepid = %s\n",
 			 modes[i]);
 		check(load(text, &cfg) == 0 && (int)cfg.hidepid == i &&
-			      !strcmp(config_hidepid_name(cfg.hidepid),
-				      modes[i]),
+			      !strcmp(hidepid_name(cfg.hidepid), modes[i]),
 		      "hidepid = %s", modes[i]);
 	}
 	check(load("[access]\ngid = none\n", &cfg) == 0 &&
-		      cfg.access_gid == CONFIG_GID_NONE && !cfg.access_gid_set,
+		      cfg.access_gid == ACCESS_GID_NONE && !cfg.access_gid_set,
 	      "gid = none leaves the gid to hidepid = auto");
 	check(load("[access]\ngid = 0\n", &cfg) == 0 && cfg.access_gid == 0 &&
 		      cfg.access_gid_set,

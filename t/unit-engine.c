@@ -23,15 +23,16 @@ static const char *fixtures;
 static struct engine *open_engine(const char *root, unsigned int max_size)
 {
 	struct engine *e = NULL;
-	struct config cfg;
-	char err[256];
+	char proc[PATH_MAX], sys[PATH_MAX], err[256];
+	struct engine_opts o = { .group_max_size = max_size,
+				 .units = UNITS_WINDOWS,
+				 .tsc_hz = HZ,
+				 .proc_root = proc,
+				 .sys_root = sys };
 
-	config_defaults(&cfg);
-	cfg.tsc_hz = HZ;
-	cfg.group_max_size = max_size;
-	snprintf(cfg.proc_root, sizeof(cfg.proc_root), "%s/proc", root);
-	snprintf(cfg.sys_root, sizeof(cfg.sys_root), "%s/sys", root);
-	if (engine_new(&cfg, &e, err, sizeof(err)) < 0) {
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	if (engine_new(&o, &e, err, sizeof(err)) < 0) {
 		printf("# engine_new(%s): %s\n", root, err);
 		exit(99);
 	}

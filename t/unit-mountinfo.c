@@ -25,7 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mountinfo.h"
+#include "access.h"
+#include "config.h"
 #include "tap.h"
 
 static const char *fixtures;
@@ -55,10 +56,10 @@ static const char *access_of(const char *name, const char *path)
 			 h == HIDEPID_AUTO && g == 99 ? "" : " touched");
 		return text;
 	}
-	if (g == CONFIG_GID_NONE)
-		snprintf(text, sizeof(text), "%s none", config_hidepid_name(h));
+	if (g == ACCESS_GID_NONE)
+		snprintf(text, sizeof(text), "%s none", hidepid_name(h));
 	else
-		snprintf(text, sizeof(text), "%s %u", config_hidepid_name(h),
+		snprintf(text, sizeof(text), "%s %u", hidepid_name(h),
 			 (unsigned int)g);
 	return text;
 }
@@ -193,7 +194,7 @@ static void test_errors(void)
 	check_str(access_of("", "/proc"), "-21", "a directory: EISDIR");
 }
 
-/* access_resolve on fixture @name; "RET HIDEPID GID" and the error. */
+/* config_access on fixture @name; "RET HIDEPID GID" and the error. */
 static const char *resolve(const struct config *cfg, const char *name,
 			   char *err, size_t errlen)
 {
@@ -202,13 +203,13 @@ static const char *resolve(const struct config *cfg, const char *name,
 	int ret;
 
 	err[0] = '\0';
-	ret = access_resolve(cfg, file(name), &a, err, errlen);
-	if (a.gid == CONFIG_GID_NONE)
+	ret = config_access(cfg, file(name), &a, err, errlen);
+	if (a.gid == ACCESS_GID_NONE)
 		snprintf(text, sizeof(text), "%d %s none", ret,
-			 config_hidepid_name(a.hidepid));
+			 hidepid_name(a.hidepid));
 	else
 		snprintf(text, sizeof(text), "%d %s %u", ret,
-			 config_hidepid_name(a.hidepid), (unsigned int)a.gid);
+			 hidepid_name(a.hidepid), (unsigned int)a.gid);
 	return text;
 }
 

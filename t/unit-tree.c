@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,20 +18,22 @@ static struct tree_env env;
 
 static void open_env(const char *fixtures)
 {
-	struct config cfg;
-	char err[256];
+	char proc[PATH_MAX], sys[PATH_MAX], err[256];
+	struct engine_opts o = { .group_max_size = 64,
+				 .units = UNITS_WINDOWS,
+				 .tsc_hz = 3000000000ULL,
+				 .proc_root = proc,
+				 .sys_root = sys };
 
-	config_defaults(&cfg);
-	cfg.tsc_hz = 3000000000ULL;
-	snprintf(cfg.proc_root, sizeof(cfg.proc_root), "%s/m2/proc", fixtures);
-	snprintf(cfg.sys_root, sizeof(cfg.sys_root), "%s/m2/sys", fixtures);
-	if (engine_new(&cfg, &env.engine, err, sizeof(err)) < 0 ||
+	snprintf(proc, sizeof(proc), "%s/m2/proc", fixtures);
+	snprintf(sys, sizeof(sys), "%s/m2/sys", fixtures);
+	if (engine_new(&o, &env.engine, err, sizeof(err)) < 0 ||
 	    views_new(NULL, &env.views, err, sizeof(err)) < 0) {
 		printf("# setup: %s\n", err);
 		exit(99);
 	}
 	env.access.hidepid = HIDEPID_OFF;
-	env.access.gid = CONFIG_GID_NONE;
+	env.access.gid = ACCESS_GID_NONE;
 	env.uid = 7;
 	env.gid = 8;
 }
@@ -189,7 +192,7 @@ static void test_noaccess(void)
 	check(st.st_mode == (S_IFREG | 0444),
 	      "noaccess: the files inside keep their mode");
 	env.access.hidepid = HIDEPID_OFF;
-	env.access.gid = CONFIG_GID_NONE;
+	env.access.gid = ACCESS_GID_NONE;
 }
 
 struct names {

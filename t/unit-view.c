@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "inode.h"
+#include "held.h"
 #include "tap.h"
 #include "view.h"
 

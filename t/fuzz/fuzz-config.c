@@ -38,8 +38,8 @@ static void check_config(const struct config *cfg)
 	fuzz_assert(strlen(cfg->proc_root) < CONFIG_ROOT_MAX &&
 		    strlen(cfg->sys_root) < CONFIG_ROOT_MAX);
 	fuzz_assert(cfg->hidepid <= HIDEPID_INVISIBLE);
-	fuzz_assert(cfg->access_gid_set ? cfg->access_gid <= CONFIG_GID_MAX :
-					  cfg->access_gid == CONFIG_GID_NONE);
+	fuzz_assert(cfg->access_gid_set ? cfg->access_gid <= ACCESS_GID_MAX :
+					  cfg->access_gid == ACCESS_GID_NONE);
 	fuzz_assert(cfg->exited_keep_s <= CONFIG_KEEP_MAX);
 	fuzz_assert(cfg->exited_max_tasks >= 1 &&
 		    cfg->exited_max_tasks <= CONFIG_MAX_TASKS_MAX);

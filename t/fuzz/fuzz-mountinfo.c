@@ -5,7 +5,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "mountinfo.h"
+#include "access.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_assert(hidepid == HIDEPID_OFF ||
 				    hidepid == HIDEPID_NOACCESS ||
 				    hidepid == HIDEPID_INVISIBLE);
-			fuzz_assert(gid <= CONFIG_GID_MAX ||
-				    gid == CONFIG_GID_NONE);
+			fuzz_assert(gid <= ACCESS_GID_MAX ||
+				    gid == ACCESS_GID_NONE);
 		} else {
 			/* Written only on success. */
 			fuzz_assert(hidepid == HIDEPID_AUTO && gid == 42);

@@ -4,7 +4,7 @@
  *
  * The input is used three ways: procfile_u64 on every position of it,
  * procfile_field with its first line as the key and the rest as the
- * file, and procfile_canonical_uint on each of its lines.
+ * file, and decimal_parse on each of its lines.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "fuzz.h"
+#include "decimal.h"
 #include "procfile.h"
 
 static bool is_digit(char c)
@@ -104,14 +105,14 @@ static bool canonical(const char *s, uint64_t max)
 
 static void check_canonical(const char *s)
 {
-	static const uint64_t maxes[] = { UINT64_MAX, INT_MAX, CONFIG_GID_MAX,
+	static const uint64_t maxes[] = { UINT64_MAX, INT_MAX, ACCESS_GID_MAX,
 					  0 };
 	uint64_t v = 0;
 	size_t i;
 	int ret;
 
 	for (i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
-		ret = procfile_canonical_uint(s, maxes[i], &v);
+		ret = decimal_parse(s, maxes[i], &v);
 		fuzz_assert(ret == 0 || ret == -ENOENT);
 		fuzz_assert((ret == 0) == canonical(s, maxes[i]));
 		if (ret == 0)

@@ -1,0 +1,417 @@
+/*
+ * daemon: the serving daemon's lifetime (daemon.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "budget.h"
+#include "control.h"
+#include "daemon.h"
+#include "exited.h"
+#include "listener.h"
+#include "log.h"
+#include "serve.h"
+
+enum { EV_SIGNAL = 1, EV_ENDED, EV_CONTROL, EV_ATTACHED };
+
+struct daemon {
+	struct daemon_parts *p;
+	struct exited *exited;
+	struct listener *listener;
+	struct serve *serve;
+	struct attach_set *attached;
+	int sigfd, epfd;
+	int control_fd; /* -1: none */
+	const char *control_path;
+	struct stat control_st; /* the socket made, to remove only it */
+	int status; /* -1 while serving */
+};
+
+/* A key that a re-read cannot change, and that changed. */
+static void fixed_key(const struct daemon *d, bool changed, const char *key)
+{
+	if (changed)
+		log_msg(LOG_WARNING,
+			"%s: %s changed: it takes effect at the next mount",
+			d->p->config_path, key);
+}
+
+/*
+ * SIGHUP: read the configuration file again. A valid one takes effect
+ * for every file opened from now on, in every mount, for the keys a
+ * running daemon can change ([format] units, [limits], and [exited]
+ * keep while tasks are kept); a change to any other is logged, to wait for the
+ * next mount. A bad file is logged with its file, line and key, and the
+ * one in use stays.
+ */
+static void reload(struct daemon *d)
+{
+	struct config *old = d->p->cfg;
+	struct config cfg;
+	char err[512];
+
+	if (!d->p->config_path) {
+		log_msg(LOG_NOTICE,
+			"SIGHUP: no configuration file was read at mount; "
+			"nothing to re-read");
+		return;
+	}
+	if (config_load(&cfg, d->p->config_path, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s (SIGHUP: the configuration in use stays)",
+			err);
+		return;
+	}
+	fixed_key(d, cfg.group_max_size != old->group_max_size,
+		  "[groups] max_size");
+	fixed_key(d, cfg.tsc_hz != old->tsc_hz, "[clock] tsc_hz");
+	fixed_key(d, strcmp(cfg.proc_root, old->proc_root) != 0,
+		  "[sources] proc");
+	fixed_key(d, strcmp(cfg.sys_root, old->sys_root) != 0, "[sources] sys");
+	fixed_key(d, cfg.hidepid != old->hidepid, "[access] hidepid");
+	fixed_key(d,
+		  cfg.access_gid != old->access_gid ||
+			  cfg.access_gid_set != old->access_gid_set,
+		  "[access] gid");
+	fixed_key(d, cfg.exited_max_tasks != old->exited_max_tasks,
+		  "[exited] max_tasks");
+	fixed_key(d, !cfg.exited_keep_s != !old->exited_keep_s,
+		  "[exited] keep (on or off)");
+	engine_set_units(d->p->engine, cfg.units);
+	old->units = cfg.units;
+	budget_set_limits((size_t)cfg.reader_snapshots_mib << 20,
+			  (size_t)cfg.total_snapshots_mib << 20);
+	old->reader_snapshots_mib = cfg.reader_snapshots_mib;
+	old->total_snapshots_mib = cfg.total_snapshots_mib;
+	if (d->exited && cfg.exited_keep_s) {
+		exited_set_keep(d->exited, cfg.exited_keep_s);
+		old->exited_keep_s = cfg.exited_keep_s;
+	}
+	log_msg(LOG_NOTICE,
+		"%s re-read: units %s, budgets %u MiB a reader and %u MiB in "
+		"all%s",
+		d->p->config_path, units_name(cfg.units),
+		cfg.reader_snapshots_mib, cfg.total_snapshots_mib,
+		d->exited ? ", exited tasks kept as it says" : "");
+}
+
+/*
+ * Keep exited tasks, where the configuration asks for them, the engine
+ * reads this machine's /proc, and the kernel lets the daemon listen;
+ * otherwise say why not, and serve without (exit_source none).
+ */
+static void start_exited(struct daemon *d)
+{
+	const struct config *cfg = d->p->cfg;
+	char err[512];
+	int ret;
+
+	if (!cfg->exited_keep_s || !engine_is_live(d->p->engine))
+		return;
+	ret = exited_new(cfg->exited_keep_s, cfg->exited_max_tasks, &d->exited);
+	if (ret == 0)
+		ret = listener_start(d->p->engine, d->exited,
+				     views_own_ns(d->p->views), log_msg,
+				     &d->listener, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", strerror(-ret));
+	if (ret < 0) {
+		log_msg(LOG_WARNING, "exited tasks are not kept: %s", err);
+		exited_free(d->exited);
+		d->exited = NULL;
+		return;
+	}
+	fs_set_exited(d->p->fs, d->exited, d->listener);
+}
+
+/*
+ * The control socket, for root's daemon alone: the first daemon to
+ * start answers timingfsctl; another one started meanwhile (a pinned
+ * mount beside the service, say) serves its own mount without, quietly.
+ */
+static void open_control(struct daemon *d)
+{
+	int ret;
+
+	d->control_fd = -1;
+	if (geteuid() != 0)
+		return;
+	d->control_path = control_path();
+	ret = control_listen(d->control_path, &d->control_fd);
+	/* -EADDRINUSE: the daemon that answers there is the one asked. */
+	if (ret < 0 && ret != -EADDRINUSE)
+		log_msg(LOG_WARNING,
+			"no control socket at %s (%s): timingfsctl cannot "
+			"attach mounts to this daemon",
+			d->control_path, strerror(-ret));
+	else if (stat(d->control_path, &d->control_st) < 0)
+		memset(&d->control_st, 0, sizeof(d->control_st));
+}
+
+static void close_control(struct daemon *d)
+{
+	struct stat st;
+
+	if (d->control_fd < 0)
+		return;
+	close(d->control_fd);
+	d->control_fd = -1;
+	/* Unless another daemon has put its own there meanwhile. */
+	if (stat(d->control_path, &st) == 0 &&
+	    st.st_ino == d->control_st.st_ino &&
+	    st.st_dev == d->control_st.st_dev)
+		unlink(d->control_path);
+}
+
+static void reply(int sock, const char *status, const char *text)
+{
+	const char *field[] = { status, text };
+
+	control_send(sock, field, 2, NULL, 0);
+}
+
+/* An attach or detach is over: answer the connection that asked. */
+static void answer_later(void *arg, int ret, const char *text)
+{
+	int sock = (int)(intptr_t)arg;
+
+	reply(sock, ret == 0 ? "0" : "1", text);
+	close(sock);
+}
+
+/*
+ * One request of timingfsctl, on the connection @sock. Whether the
+ * connection is kept, to be answered when an attach or detach is over.
+ */
+static bool control_request(struct daemon *d, int sock)
+{
+	void *later = (void *)(intptr_t)sock;
+	bool kept = false;
+	static struct control_msg m; /* the main thread's alone */
+	static char text[CONTROL_MAX_MSG - 8];
+	const char *cmd;
+	int ret;
+
+	text[0] = '\0';
+	if (control_recv(sock, &m) < 0 || m.nfields < 1) {
+		reply(sock, "2", "not a request of timingfsctl");
+		return false;
+	}
+	cmd = m.field[0];
+	if (control_peer_uid(sock) != 0) {
+		reply(sock, "1", "only root may attach and detach mounts");
+	} else if (!strcmp(cmd, "attach") && m.nfields == 3 && m.nfds == 2) {
+		ret = attach_add(d->attached, m.fd[0], m.fd[1], m.field[1],
+				 m.field[2], answer_later, later, text,
+				 sizeof(text));
+		kept = ret == 0;
+		if (!kept)
+			reply(sock, ret == -EINVAL ? "2" : "1", text);
+	} else if (!strcmp(cmd, "detach") && m.nfields == 2 && m.nfds == 1) {
+		ret = attach_remove(d->attached, m.fd[0], m.field[1],
+				    answer_later, later, text, sizeof(text));
+		kept = ret == 0;
+		if (!kept)
+			reply(sock, "1", text);
+	} else if (!strcmp(cmd, "mounts") && m.nfields == 1) {
+		attach_list(d->attached, text, sizeof(text));
+		reply(sock, "0", text);
+	} else {
+		reply(sock, "2", "not a request of timingfsctl");
+	}
+	control_close_fds(&m);
+	return kept;
+}
+
+static void control_accept(struct daemon *d)
+{
+	struct timeval limit = { .tv_sec = 2 };
+	int sock;
+
+	sock = accept4(d->control_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (sock < 0)
+		return;
+	/* A client that sends nothing does not hold the daemon up. */
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+	if (!control_request(d, sock))
+		close(sock);
+}
+
+/* The sessions that ended: the own mount's ends the daemon. */
+static void take_ended(struct daemon *d)
+{
+	void *owner;
+	int error;
+
+	while ((owner = serve_take_ended(d->serve, &error))) {
+		if (owner != d) {
+			attach_ended(d->attached, owner, error);
+			continue;
+		}
+		if (error)
+			log_msg(LOG_ERR, "serving %s failed: %s",
+				d->p->mountpoint, strerror(-error));
+		d->status = error ? EXIT_SERVE : 0;
+	}
+}
+
+static void take_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			reload(d);
+		else
+			d->status = 0;
+	}
+}
+
+static int watch(struct daemon *d, int fd, int tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Wait for what changes the mounts, until the daemon is to end. */
+static void main_loop(struct daemon *d)
+{
+	struct epoll_event ev[8];
+	int i, n, timeout;
+
+	while (d->status < 0) {
+		timeout = attach_timeout_ms(d->attached);
+		n = epoll_wait(d->epfd, ev, 8, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_msg(LOG_ERR, "waiting for events: %s",
+				strerror(errno));
+			d->status = EXIT_SERVE;
+		}
+		for (i = 0; i < n; i++) {
+			switch (ev[i].data.u32) {
+			case EV_SIGNAL:
+				take_signal(d);
+				break;
+			case EV_ENDED:
+				take_ended(d);
+				break;
+			case EV_CONTROL:
+				control_accept(d);
+				break;
+			case EV_ATTACHED:
+				break; /* attach_tick() below */
+			}
+		}
+		attach_tick(d->attached);
+	}
+}
+
+/*
+ * SIGHUP, SIGTERM and SIGINT come to the main loop through a signalfd,
+ * blocked in every thread (all made after this); a write to a reader
+ * that went away is an error, not a signal.
+ */
+static int take_signals(struct daemon *d)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	d->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return d->sigfd < 0 ? -1 : 0;
+}
+
+/* Everything after the fork: the threads, and the loop. */
+static int run(struct daemon *d)
+{
+	struct attach_env env;
+	int ret;
+
+	start_exited(d);
+	ret = serve_new(d->p->max_workers, &d->serve);
+	if (ret == 0)
+		ret = serve_add(d->serve, d->p->se, d);
+	env = (struct attach_env){ .engine = d->p->engine,
+				   .cfg = d->p->cfg,
+				   .dropper = d->p->dropper,
+				   .exited = d->exited,
+				   .listener = d->listener,
+				   .serve = d->serve };
+	if (ret == 0)
+		ret = attach_set_new(&env, &d->attached);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ret == 0 && d->epfd < 0)
+		ret = -errno;
+	if (ret == 0 &&
+	    (watch(d, d->sigfd, EV_SIGNAL) < 0 ||
+	     watch(d, serve_ended_fd(d->serve), EV_ENDED) < 0 ||
+	     (d->control_fd >= 0 && watch(d, d->control_fd, EV_CONTROL) < 0) ||
+	     (attach_fd(d->attached) >= 0 &&
+	      watch(d, attach_fd(d->attached), EV_ATTACHED) < 0)))
+		ret = -errno;
+	if (ret == 0)
+		ret = serve_start(d->serve);
+	if (ret < 0) {
+		log_msg(LOG_ERR, "cannot serve %s: %s", d->p->mountpoint,
+			strerror(-ret));
+		return EXIT_SERVE;
+	}
+	d->status = -1;
+	main_loop(d);
+	return d->status;
+}
+
+int daemon_run(struct daemon_parts *p)
+{
+	struct daemon d = { .p = p, .sigfd = -1, .epfd = -1 };
+	int status;
+
+	if (take_signals(&d) < 0) {
+		log_msg(LOG_ERR, "cannot take signals: %s", strerror(errno));
+		return EXIT_SERVE;
+	}
+	/* Before the mount shows: timingfsctl may use it at once. */
+	open_control(&d);
+	if (fuse_session_mount(p->se, p->mountpoint) != 0) {
+		close_control(&d);
+		return EXIT_SERVE; /* libfuse said why */
+	}
+	if (fuse_daemonize(p->foreground) != 0) {
+		status = EXIT_SERVE;
+		goto out;
+	}
+	if (!p->foreground)
+		log_to_syslog();
+	/* Threads only now: one made before the fork would be lost. */
+	status = run(&d);
+out:
+	close_control(&d);
+	/* Every attached mount goes, while the workers still answer. */
+	attach_set_free(d.attached);
+	serve_free(d.serve);
+	fuse_session_unmount(p->se);
+	listener_stop(d.listener);
+	exited_free(d.exited);
+	if (d.epfd >= 0)
+		close(d.epfd);
+	if (d.sigfd >= 0)
+		close(d.sigfd);
+	return status;
+}

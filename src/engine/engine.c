@@ -1,0 +1,953 @@
+/*
+ * engine: composes the sources into the values timingfs shows.
+ *
+ * Paths are built from the configured roots; with the real /proc the
+ * engine also uses the process CPU clock and the boot instant of the
+ * clocks, which a captured tree cannot give (there it falls back to the
+ * files, as the contract says).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "decimal.h"
+#include "cpuset.h"
+#include "engine.h"
+#include "idle.h"
+#include "procfile.h"
+#include "task.h"
+#include "topology.h"
+#include "tsc.h"
+#include "units.h"
+
+/*
+ * A task file's text: first in a buffer on the stack, then, for a file
+ * that does not fit (a status of thousands of groups, a stat of a long
+ * name), in ever larger ones on the heap: no source has a size limit.
+ */
+#define TEXT_SMALL 1024
+#define TEXT_MAX ((size_t)1 << 26)
+
+struct text {
+	char *data;
+	size_t size;
+	char small[TEXT_SMALL];
+};
+
+/*
+ * Task files kept open, so that a read is one pread() from the start
+ * (procfs makes the text anew for it) instead of an open, a read and a
+ * close: direct-mapped by task and file, at most this many descriptors.
+ */
+#define TASK_FDS 256
+
+struct task_fd {
+	pid_t pid, tid;
+	const char *name; /* a string constant, compared by address */
+	int fd; /* -1: empty */
+	/*
+	 * Which task it reads (a descriptor of a task that exited reads
+	 * ESRCH, even once its number names another task): its start in
+	 * clock ticks, plus 1; 0 while not known. A start read by path
+	 * after the descriptor was opened (opened below the stat read's
+	 * mark) is @maybe: the task's, if the descriptor still reads
+	 * after it (then it was alive throughout, and held the number);
+	 * the next read that succeeds makes it @start.
+	 */
+	uint64_t opened;
+	uint64_t start;
+	uint64_t maybe;
+};
+
+/*
+ * The start of tasks whose stat was read, so that a task that exits
+ * keeps the creation time it had (exited.h): direct-mapped by thread
+ * id, each slot the id in its top 22 bits and the start in clock ticks
+ * below, written and read whole without a lock.
+ */
+#define START_MEMO_SLOTS 4096
+#define START_TICKS_BITS 42
+
+struct engine {
+	struct engine_opts opts; /* its roots owned */
+	bool live; /* proc_root is the real /proc */
+	uint64_t tsc_hz;
+	const char *tsc_source;
+	uint64_t clk_tck;
+	uint64_t boot_ns; /* the boot instant, ns since the Unix epoch */
+	struct topology topo;
+	struct idle idle;
+	struct task_history history;
+	pthread_mutex_t fd_lock;
+	struct task_fd fds[TASK_FDS];
+	uint64_t opens; /* atomic: task files opened, each one's number */
+	uint64_t start_memo[START_MEMO_SLOTS];
+};
+
+static uint64_t timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+/*
+ * CLOCK_REALTIME - CLOCK_BOOTTIME from the tightest of a few bracketed
+ * samples: the wall-clock instant the machine booted, to the nearest
+ * millisecond. Creation times are whole clock ticks (10 ms) after it, so
+ * no precision is lost, and every daemon on the machine, whenever it
+ * started, gives a task the same creation time: samples differ by a
+ * fraction of a microsecond, which at 100 ns units would show.
+ */
+static uint64_t boot_instant_from_clocks(void)
+{
+	struct timespec r0, b, r1;
+	uint64_t best = UINT64_MAX, boot = 0, real;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		clock_gettime(CLOCK_REALTIME, &r0);
+		clock_gettime(CLOCK_BOOTTIME, &b);
+		clock_gettime(CLOCK_REALTIME, &r1);
+		if (timespec_ns(&r1) - timespec_ns(&r0) < best) {
+			best = timespec_ns(&r1) - timespec_ns(&r0);
+			real = timespec_ns(&r0) + best / 2;
+			boot = real - timespec_ns(&b);
+		}
+	}
+	return (boot + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC * NSEC_PER_MSEC;
+}
+
+/* PROC/stat's btime, whole seconds since the Unix epoch. */
+static int boot_instant_from_stat(const char *proc_root, uint64_t *boot_ns)
+{
+	char path[PATH_MAX], *text;
+	const char *p;
+	uint64_t btime;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/stat", proc_root);
+	ret = procfile_read_alloc(path, 8192, &text);
+	if (ret < 0)
+		return ret;
+	p = procfile_field(text, "btime ");
+	ret = (p && procfile_u64(&p, &btime) == 0) ? 0 : -EIO;
+	if (ret == 0)
+		*boot_ns = btime * NSEC_PER_SEC;
+	free(text);
+	return ret;
+}
+
+static int first_present_cpu(const struct topology *topo)
+{
+	size_t cpu;
+
+	for (cpu = 0; cpu < topo->ncpus; cpu++)
+		if (topo->group_of[cpu] >= 0)
+			return (int)cpu;
+	return 0;
+}
+
+int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
+	       size_t errlen)
+{
+	struct engine *e;
+	long tck;
+	int ret;
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e->opts = *opts;
+	e->opts.proc_root = strdup(opts->proc_root);
+	e->opts.sys_root = strdup(opts->sys_root);
+	if (!e->opts.proc_root || !e->opts.sys_root) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	e->live = strcmp(opts->proc_root, "/proc") == 0;
+	tck = sysconf(_SC_CLK_TCK);
+	e->clk_tck = tck > 0 ? (uint64_t)tck : 100;
+
+	ret = tsc_detect(opts->tsc_hz, &e->tsc_hz, &e->tsc_source);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "no timestamp counter known here: set [clock] tsc_hz");
+		goto out_free;
+	}
+	if (e->live) {
+		e->boot_ns = boot_instant_from_clocks();
+	} else {
+		ret = boot_instant_from_stat(opts->proc_root, &e->boot_ns);
+		if (ret < 0) {
+			snprintf(err, errlen, "%s/stat: no btime: %s",
+				 opts->proc_root, strerror(-ret));
+			goto out_free;
+		}
+	}
+	ret = topology_build(&e->topo, opts->sys_root, opts->group_max_size);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "%s/devices/system: cannot read the processors: %s",
+			 opts->sys_root, strerror(-ret));
+		goto out_free;
+	}
+	ret = idle_init(&e->idle, opts->proc_root, opts->sys_root,
+			e->topo.ncpus, first_present_cpu(&e->topo), e->clk_tck);
+	if (ret < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out_free_topo;
+	}
+	task_history_init(&e->history);
+	pthread_mutex_init(&e->fd_lock, NULL);
+	for (size_t i = 0; i < TASK_FDS; i++)
+		e->fds[i].fd = -1;
+	*out = e;
+	return 0;
+
+out_free_topo:
+	topology_free(&e->topo);
+out_free:
+	free((char *)e->opts.proc_root);
+	free((char *)e->opts.sys_root);
+	free(e);
+	return ret;
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < TASK_FDS; i++)
+		if (e->fds[i].fd >= 0)
+			close(e->fds[i].fd);
+	pthread_mutex_destroy(&e->fd_lock);
+	task_history_destroy(&e->history);
+	idle_destroy(&e->idle);
+	topology_free(&e->topo);
+	free((char *)e->opts.proc_root);
+	free((char *)e->opts.sys_root);
+	free(e);
+}
+
+void engine_get_info(const struct engine *e, struct engine_info *info)
+{
+	info->tsc_hz = e->tsc_hz;
+	info->tsc_source = e->tsc_source;
+	info->clk_tck = (long)e->clk_tck;
+	info->idle_source = idle_source(&e->idle);
+	info->group_max_size = e->opts.group_max_size;
+	info->group_count = e->topo.ngroups;
+	info->units = engine_units(e);
+	info->proc_root = e->opts.proc_root;
+	info->sys_root = e->opts.sys_root;
+}
+
+void engine_set_units(struct engine *e, enum units units)
+{
+	__atomic_store_n(&e->opts.units, units, __ATOMIC_RELAXED);
+}
+
+bool engine_is_live(const struct engine *e)
+{
+	return e->live;
+}
+
+enum units engine_units(const struct engine *e)
+{
+	return __atomic_load_n(&e->opts.units, __ATOMIC_RELAXED);
+}
+
+/* PROC/pid/name or PROC/pid/task/tid/name. */
+static void task_path(const struct engine *e, char *path, size_t size,
+		      pid_t pid, pid_t tid, const char *name)
+{
+	if (tid)
+		snprintf(path, size, "%s/%d/task/%d/%s", e->opts.proc_root,
+			 (int)pid, (int)tid, name);
+	else
+		snprintf(path, size, "%s/%d/%s", e->opts.proc_root, (int)pid,
+			 name);
+}
+
+static struct task_fd *task_fd_slot(struct engine *e, pid_t pid, pid_t tid,
+				    const char *name)
+{
+	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^
+		     ((uint64_t)(uint32_t)tid * 0xc2b2ae3d27d4eb4fULL) ^
+		     (uint64_t)(uintptr_t)name;
+
+	return &e->fds[(h ^ h >> 32) % TASK_FDS];
+}
+
+/* The kept descriptor of the file, taken out of the table into *@out
+ * (its fd -1 when there was none). */
+static void task_fd_take(struct engine *e, pid_t pid, pid_t tid,
+			 const char *name, struct task_fd *out)
+{
+	struct task_fd *s = task_fd_slot(e, pid, tid, name);
+
+	out->fd = -1;
+	pthread_mutex_lock(&e->fd_lock);
+	if (s->fd >= 0 && s->pid == pid && s->tid == tid && s->name == name) {
+		*out = *s;
+		s->fd = -1;
+	}
+	pthread_mutex_unlock(&e->fd_lock);
+}
+
+/* Keep @k for the next read, in place of whatever the slot held. */
+static void task_fd_give(struct engine *e, const struct task_fd *k)
+{
+	struct task_fd *s = task_fd_slot(e, k->pid, k->tid, k->name);
+	int old;
+
+	pthread_mutex_lock(&e->fd_lock);
+	old = s->fd;
+	*s = *k;
+	pthread_mutex_unlock(&e->fd_lock);
+	if (old >= 0)
+		close(old);
+}
+
+/*
+ * The task (@pid, @tid) started at @start (ticks + 1), as a stat read by
+ * path after the files' count stood at @mark says: its files kept open
+ * since before @mark may be that task's (struct task_fd's maybe).
+ */
+static void task_fds_stamp(struct engine *e, pid_t pid, pid_t tid,
+			   uint64_t start, uint64_t mark)
+{
+	static const char *const names[] = { "schedstat", "status", "stat" };
+	struct task_fd *s;
+	size_t i;
+
+	pthread_mutex_lock(&e->fd_lock);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		s = task_fd_slot(e, pid, tid, names[i]);
+		if (s->fd >= 0 && s->pid == pid && s->tid == tid &&
+		    s->name == names[i] && !s->start && s->opened < mark)
+			s->maybe = start;
+	}
+	pthread_mutex_unlock(&e->fd_lock);
+}
+
+/*
+ * The whole of an open task file, read afresh from its start: its
+ * length, -EFBIG when it does not fit, or -errno. A descriptor of a
+ * task that has exited reads ESRCH (-ENOENT here), even once its number
+ * names another task.
+ */
+static int read_whole(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return (errno == ENOENT || errno == ESRCH) ? -ENOENT : -errno;
+	if ((size_t)n >= size - 1)
+		return -EFBIG;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Whether @err says the daemon, or the system, is out of descriptors. */
+static bool out_of_fds(int err)
+{
+	return err == EMFILE || err == ENFILE;
+}
+
+/*
+ * Close every task file kept open: the daemon is out of descriptors,
+ * and these are the ones it may give back. Returns how many it closed.
+ */
+static unsigned int task_fds_close(struct engine *e)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&e->fd_lock);
+	for (size_t i = 0; i < TASK_FDS; i++)
+		if (e->fds[i].fd >= 0) {
+			close(e->fds[i].fd);
+			e->fds[i].fd = -1;
+			n++;
+		}
+	pthread_mutex_unlock(&e->fd_lock);
+	return n;
+}
+
+/*
+ * open(2) of @path for reading; out of descriptors, once more after the
+ * kept task files are closed. A descriptor, or -errno.
+ */
+static int open_or_reclaim(struct engine *e, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 && out_of_fds(errno) && task_fds_close(e))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The file read by its path, and kept open for the next time. */
+static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
+			 const char *name, const char *path, char *buf,
+			 size_t size)
+{
+	struct task_fd k = { .pid = pid, .tid = tid, .name = name };
+	int ret;
+
+	k.fd = open_or_reclaim(e, path);
+	if (k.fd < 0)
+		return (k.fd == -ENOENT || k.fd == -ESRCH) ? -ENOENT : k.fd;
+	/* Numbered once open: a stat read after this number is later. */
+	k.opened = __atomic_fetch_add(&e->opens, 1, __ATOMIC_SEQ_CST);
+	ret = read_whole(k.fd, buf, size);
+	if (ret >= 0 || ret == -EFBIG)
+		task_fd_give(e, &k);
+	else
+		close(k.fd);
+	return ret;
+}
+
+/*
+ * Read one of the task's files into @buf: its length, -EFBIG when it
+ * does not fit, or -errno. Once the task directory is there, a file
+ * that cannot be read is a broken source, not a gone task: -EIO, unless
+ * the task vanished meanwhile. @name is a string constant. Only procfs
+ * makes a file anew at a read from its start, so only the live /proc's
+ * files are kept open.
+ */
+static bool task_dir_there(const struct engine *e, pid_t pid, pid_t tid)
+{
+	char dir[PATH_MAX];
+
+	task_path(e, dir, sizeof(dir), pid, tid, "");
+	return access(dir, F_OK) == 0;
+}
+
+/* Sets *@start to the task's start (ticks + 1) when a kept descriptor
+ * that knows it read the file, else to 0. */
+static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
+			       const char *name, char *buf, size_t size,
+			       uint64_t *start)
+{
+	char path[PATH_MAX];
+	struct task_fd k;
+	int ret;
+
+	*start = 0;
+	if (pid <= 0 || tid < 0)
+		return -ENOENT;
+	if (e->live) {
+		task_fd_take(e, pid, tid, name, &k);
+		if (k.fd >= 0) {
+			ret = read_whole(k.fd, buf, size);
+			if (ret >= 0 || ret == -EFBIG) {
+				/* Alive since it was opened: its task's. */
+				if (!k.start)
+					k.start = k.maybe;
+				k.maybe = 0;
+				*start = k.start;
+				task_fd_give(e, &k);
+				return ret;
+			}
+			close(k.fd); /* ask the path: a new task may have it */
+		}
+	}
+	task_path(e, path, sizeof(path), pid, tid, name);
+	if (e->live)
+		ret = read_and_keep(e, pid, tid, name, path, buf, size);
+	else
+		ret = procfile_read(path, buf, size);
+	/*
+	 * The task's directory there, its file not: read it once more,
+	 * for a new task may have taken the number of one that exited
+	 * between the two looks (thousands of threads a second do).
+	 */
+	if (ret == -ENOENT && task_dir_there(e, pid, tid)) {
+		ret = procfile_read(path, buf, size);
+		if (ret == -ENOENT && task_dir_there(e, pid, tid))
+			return -EIO;
+	}
+	/* Out of descriptors: said as such, never as a gone task. */
+	if (ret < 0 && ret != -ENOENT && ret != -EFBIG && !out_of_fds(-ret))
+		return -EIO;
+	return ret;
+}
+
+static void text_init(struct text *t)
+{
+	t->data = t->small;
+	t->size = sizeof(t->small);
+}
+
+static void text_free(struct text *t)
+{
+	if (t->data != t->small)
+		free(t->data);
+	text_init(t);
+}
+
+/*
+ * The whole of one of the task's files, however large, into @t; *@start
+ * as read_task_file_into() sets it.
+ */
+static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
+			  const char *name, struct text *t, uint64_t *start)
+{
+	size_t size;
+	char *data;
+	int ret;
+
+	for (;;) {
+		ret = read_task_file_into(e, pid, tid, name, t->data, t->size,
+					  start);
+		if (ret != -EFBIG)
+			return ret;
+		size = t->size * 2;
+		if (size > TEXT_MAX)
+			return -EIO;
+		data = malloc(size);
+		if (!data)
+			return -ENOMEM;
+		text_free(t);
+		t->data = data;
+		t->size = size;
+	}
+}
+
+static void start_memo_put(struct engine *e, pid_t tid, uint64_t ticks)
+{
+	uint64_t v = (uint64_t)(uint32_t)tid << START_TICKS_BITS |
+		     (ticks & ((1ULL << START_TICKS_BITS) - 1));
+
+	__atomic_store_n(&e->start_memo[(uint32_t)tid % START_MEMO_SLOTS], v,
+			 __ATOMIC_RELAXED);
+}
+
+uint64_t engine_exit_start_ticks(struct engine *e, pid_t tid,
+				 uint64_t start_boot_ns)
+{
+	uint64_t ticks = start_boot_ns / (NSEC_PER_SEC / e->clk_tck), v, seen;
+
+	v = __atomic_load_n(&e->start_memo[(uint32_t)tid % START_MEMO_SLOTS],
+			    __ATOMIC_RELAXED);
+	if (v >> START_TICKS_BITS != (uint32_t)tid)
+		return ticks;
+	seen = v & ((1ULL << START_TICKS_BITS) - 1);
+	/* The same task: its start read alive, at most a few ticks off. */
+	if (seen <= ticks + 1 && ticks <= seen + 3)
+		return seen;
+	return ticks;
+}
+
+int engine_exited_times(struct engine *e, const struct exited_task *x,
+			struct task_times *t)
+{
+	pid_t pid = x->name[0].tgid;
+	pid_t tid = (x->flags & EXITED_THREAD) ? x->name[0].tid : 0;
+
+	memset(t, 0, sizeof(*t));
+	task_split(x->cpu_ns, x->utime_us, x->stime_us, &t->kernel_ns,
+		   &t->user_ns);
+	task_history_clamp(&e->history, pid, tid, x->start_ticks, &t->kernel_ns,
+			   &t->user_ns);
+	t->cpu_ns = t->kernel_ns + t->user_ns;
+	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
+	t->creation_ns =
+		e->boot_ns + units_ticks_to_ns(x->start_ticks, e->clk_tck);
+	t->exit_ns = x->exit_ns;
+	return 0;
+}
+
+/* The creation time of a task whose start is @start (ticks + 1), or 0. */
+static uint64_t start_creation_ns(const struct engine *e, uint64_t start)
+{
+	return start ? e->boot_ns + units_ticks_to_ns(start - 1, e->clk_tck) :
+		       0;
+}
+
+/*
+ * The task's stat. Its start tells which task the files kept open of
+ * it (and, for a process, of its main thread, which starts when it
+ * does) read: task_fds_stamp().
+ */
+static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
+			  struct task_stat *st)
+{
+	uint64_t mark = __atomic_load_n(&e->opens, __ATOMIC_SEQ_CST), start;
+	struct text t;
+	int ret;
+
+	text_init(&t);
+	ret = read_task_file(e, pid, tid, "stat", &t, &start);
+	if (ret >= 0)
+		ret = task_parse_stat(t.data, st);
+	text_free(&t);
+	if (ret < 0)
+		return ret;
+	start_memo_put(e, tid ? tid : pid, st->start_ticks);
+	if (e->live) {
+		task_fds_stamp(e, pid, tid, st->start_ticks + 1, mark);
+		if (!tid || tid == pid)
+			task_fds_stamp(e, pid, tid ? 0 : pid,
+				       st->start_ticks + 1, mark);
+	}
+	return ret;
+}
+
+int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
+		      struct task_ident *ident)
+{
+	struct text t;
+	int ret;
+
+	uint64_t start;
+
+	text_init(&t);
+	ret = read_task_file(e, pid, tid, "status", &t, &start);
+	if (ret >= 0)
+		ret = task_parse_status(t.data, &ident->tgid, &ident->uid,
+					&ident->gid);
+	if (ret >= 0)
+		ret = task_parse_creds(t.data, &ident->creds);
+	text_free(&t);
+	ident->creation_ns = start_creation_ns(e, start);
+	return ret < 0 ? ret : 0;
+}
+
+int engine_task_dump_owner(struct engine *e, pid_t pid, uid_t *uid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	/* A file: procfs keeps its directories (0555) owned by the euid. */
+	task_path(e, path, sizeof(path), pid, 0, "stat");
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ESRCH ? -ENOENT : -EIO;
+	*uid = st.st_uid;
+	return 0;
+}
+
+int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid)
+{
+	struct task_stat st;
+	int ret;
+
+	ret = read_task_stat(e, pid, tid, &st);
+	return ret < 0 ? ret : st.cpu;
+}
+
+/* A thread's runtime: schedstat's first field, ns. */
+/* A thread's runtime: schedstat's first field, ns; *@start as
+ * read_task_file() sets it. */
+static int thread_cpu_ns(struct engine *e, pid_t pid, pid_t tid, uint64_t *ns,
+			 uint64_t *start)
+{
+	struct text t;
+	int ret;
+
+	text_init(&t);
+	ret = read_task_file(e, pid, tid, "schedstat", &t, start);
+	if (ret >= 0)
+		ret = task_parse_schedstat(t.data, ns);
+	text_free(&t);
+	return ret;
+}
+
+/*
+ * A process's CPU time, exited threads included: its CPU clock where
+ * this is the real /proc, else stat's utime + stime.
+ */
+static int process_cpu_ns(struct engine *e, pid_t pid,
+			  const struct task_stat *st, uint64_t *ns)
+{
+	struct timespec ts;
+	clockid_t clock;
+	int ret;
+
+	if (!e->live) {
+		*ns = units_ticks_to_ns(st->utime_ticks + st->stime_ticks,
+					e->clk_tck);
+		return 0;
+	}
+	ret = clock_getcpuclockid(pid, &clock);
+	if (ret)
+		return ret == ESRCH ? -ENOENT : -ret;
+	if (clock_gettime(clock, &ts) < 0)
+		return (errno == ESRCH || errno == EINVAL) ? -ENOENT : -errno;
+	*ns = timespec_ns(&ts);
+	return 0;
+}
+
+/*
+ * Whose stat the times need: the thread's; for a process, its own
+ * (which the kernel sums over all of its threads) only for the split
+ * of its time or a captured tree's CPU time, else its main thread's,
+ * which starts when it does.
+ */
+static pid_t stat_tid(const struct engine *e, pid_t pid, pid_t tid,
+		      unsigned int need)
+{
+	if (tid || (need & TASK_SPLIT) || !e->live)
+		return tid;
+	return pid;
+}
+
+int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
+		      struct task_times *t)
+{
+	struct task_stat st = { 0 };
+	uint64_t start = 0;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if (need & TASK_SPLIT)
+		need |= TASK_CPU;
+	/*
+	 * stat for the split and the start, and for a captured process's
+	 * CPU time; first, so that the runtime read after it is at least
+	 * its utime + stime.
+	 */
+	if ((need & (TASK_SPLIT | TASK_START)) ||
+	    ((need & TASK_CPU) && !tid && !e->live)) {
+		ret = read_task_stat(e, pid, stat_tid(e, pid, tid, need), &st);
+		if (ret < 0)
+			return ret;
+		start = st.start_ticks + 1;
+	}
+	if (need & TASK_CPU) {
+		if (tid)
+			ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns,
+					    start ? &(uint64_t){ 0 } : &start);
+		else
+			ret = process_cpu_ns(e, pid, &st, &t->cpu_ns);
+		if (ret < 0)
+			return ret;
+		/*
+		 * A process's CPU clock is asked by number: which process
+		 * it was, its main thread's runtime read after it says (a
+		 * kept descriptor's, whose task is known, costs little).
+		 */
+		if ((need & TASK_WHICH) && !tid && !start && e->live)
+			(void)thread_cpu_ns(e, pid, pid, &(uint64_t){ 0 },
+					    &start);
+	}
+	if (need & TASK_SPLIT) {
+		task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks,
+			   &t->kernel_ns, &t->user_ns);
+		task_history_clamp(&e->history, pid, tid, st.start_ticks,
+				   &t->kernel_ns, &t->user_ns);
+		t->cpu_ns = t->kernel_ns + t->user_ns;
+	}
+	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
+	t->creation_ns = start_creation_ns(e, start);
+	return 0;
+}
+
+/*
+ * Call @fn for each canonical numeric entry of directory @path. Out of
+ * descriptors, -EMFILE or -ENFILE (after one more try with the kept
+ * task files closed): never an empty listing.
+ */
+static int for_each_number(struct engine *e, const char *path,
+			   int (*fn)(void *ctx, pid_t id), void *ctx)
+{
+	struct dirent *de;
+	uint64_t id;
+	DIR *dir;
+	int ret = 0;
+
+	dir = opendir(path);
+	if (!dir && out_of_fds(errno) && task_fds_close(e))
+		dir = opendir(path);
+	if (!dir) {
+		if (errno == ENOENT || errno == ESRCH)
+			return -ENOENT;
+		return out_of_fds(errno) ? -errno : -EIO;
+	}
+	while ((de = readdir(dir))) {
+		if (decimal_parse(de->d_name, INT32_MAX, &id) < 0 || id == 0)
+			continue;
+		ret = fn(ctx, (pid_t)id);
+		if (ret)
+			break;
+	}
+	closedir(dir);
+	return ret;
+}
+
+struct process_filter {
+	struct engine *e;
+	int (*fn)(void *ctx, pid_t pid);
+	void *ctx;
+};
+
+/*
+ * A captured tree may hold thread directories that /proc hides, and
+ * directories that are no task at all: list what a lookup would find.
+ */
+static int only_processes(void *ctx, pid_t pid)
+{
+	struct process_filter *f = ctx;
+	struct task_ident id;
+
+	if (engine_task_ident(f->e, pid, 0, &id) < 0 || id.tgid != pid)
+		return 0;
+	return f->fn(f->ctx, pid);
+}
+
+int engine_for_each_process(struct engine *e, int (*fn)(void *ctx, pid_t pid),
+			    void *ctx)
+{
+	struct process_filter f = { e, fn, ctx };
+
+	/* /proc itself lists thread-group leaders only. */
+	if (e->live)
+		return for_each_number(e, e->opts.proc_root, fn, ctx);
+	return for_each_number(e, e->opts.proc_root, only_processes, &f);
+}
+
+int engine_for_each_thread(struct engine *e, pid_t pid,
+			   int (*fn)(void *ctx, pid_t tid), void *ctx)
+{
+	char path[PATH_MAX];
+
+	if (pid <= 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%d/task", e->opts.proc_root, (int)pid);
+	return for_each_number(e, path, fn, ctx);
+}
+
+unsigned int engine_group_count(const struct engine *e)
+{
+	return e->topo.ngroups;
+}
+
+unsigned int engine_group_size(const struct engine *e, unsigned int group)
+{
+	return group < e->topo.ngroups ? e->topo.groups[group].size : 0;
+}
+
+int engine_group_cpu(const struct engine *e, unsigned int group, unsigned int m)
+{
+	if (group >= e->topo.ngroups || m >= e->topo.groups[group].size)
+		return -ENOENT;
+	return e->topo.groups[group].cpu[m];
+}
+
+int engine_cpu_group(const struct engine *e, int cpu, unsigned int *group,
+		     unsigned int *m)
+{
+	if (cpu < 0 || (size_t)cpu >= e->topo.ncpus ||
+	    e->topo.group_of[cpu] < 0)
+		return -ENOENT;
+	*group = (unsigned int)e->topo.group_of[cpu];
+	*m = (unsigned int)e->topo.index_of[cpu];
+	return 0;
+}
+
+int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask)
+{
+	const struct topology_group *g;
+	char path[PATH_MAX];
+	struct cpuset online;
+	unsigned int m;
+
+	if (group >= e->topo.ngroups)
+		return -ENOENT;
+	g = &e->topo.groups[group];
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online",
+		 e->opts.sys_root);
+	if (cpuset_read(path, &online) < 0)
+		return -EIO;
+	if (online.size == 0)
+		return -EIO; /* none online: not what a running kernel says */
+	*mask = 0;
+	for (m = 0; m < g->size; m++)
+		if (cpuset_has(&online, g->cpu[m]))
+			*mask |= 1ULL << m;
+	cpuset_free(&online);
+	return 0;
+}
+
+/* Whether a processor of @g that is online has no idle time in @found. */
+static bool online_missing(const struct topology_group *g, const bool *found,
+			   uint64_t online)
+{
+	unsigned int m;
+
+	for (m = 0; m < g->size; m++)
+		if (!found[m] && (online & (1ULL << m)))
+			return true;
+	return false;
+}
+
+/*
+ * The idle time of @group's processors from /proc/stat, which lists the
+ * online ones only: one that it leaves out must be offline, else the
+ * source is broken (-EIO), never a snapshot without it. Read again once
+ * for a processor that came online between the two reads. *@online is
+ * the group's online mask where it was asked for, else all ones.
+ */
+static int idle_read_proc_stat(struct engine *e, unsigned int group,
+			       uint64_t *ns, bool *found, uint64_t *online)
+{
+	const struct topology_group *g = &e->topo.groups[group];
+	int ret, tries;
+
+	*online = ~0ULL;
+	for (tries = 0; tries < 2; tries++) {
+		ret = idle_read(&e->idle, g->cpu, g->size, ns, found);
+		if (ret < 0 || !online_missing(g, found, *online))
+			return ret;
+		ret = engine_group_online(e, group, online);
+		if (ret < 0 || !online_missing(g, found, *online))
+			return ret;
+	}
+	return -EIO;
+}
+
+int engine_group_idle_cycles(struct engine *e, unsigned int group,
+			     uint64_t *mask, uint64_t cycles[64])
+{
+	const struct topology_group *g;
+	uint64_t ns[TOPOLOGY_GROUP_MAX], online;
+	bool found[TOPOLOGY_GROUP_MAX];
+	unsigned int m;
+	int ret;
+
+	if (group >= e->topo.ngroups)
+		return -ENOENT;
+	g = &e->topo.groups[group];
+	/* cpuidle has states for offline CPUs too: ask which are online. */
+	if (e->idle.cpuidle) {
+		ret = engine_group_online(e, group, &online);
+		if (ret == 0)
+			ret = idle_read(&e->idle, g->cpu, g->size, ns, found);
+	} else {
+		ret = idle_read_proc_stat(e, group, ns, found, &online);
+	}
+	if (ret < 0)
+		return ret;
+	*mask = 0;
+	for (m = 0; m < g->size; m++) {
+		if (!found[m] || !(online & (1ULL << m)))
+			continue;
+		*mask |= 1ULL << m;
+		cycles[m] = units_ns_to_cycles(ns[m], e->tsc_hz);
+	}
+	return 0;
+}

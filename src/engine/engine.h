@@ -1,0 +1,250 @@
+/*
+ * engine: the core timing engine of timingfs.
+ *
+ * The engine computes every value timingfs shows, from the procfs and
+ * sysfs roots of its configuration and the CPU's timestamp counter: the
+ * TSC frequency, per-task CPU times split into kernel and user time,
+ * cycles, creation times, per-CPU idle cycles and the processor groups.
+ * It knows nothing of FUSE; the filesystem layer maps paths to these
+ * calls and renders the results.
+ *
+ * All values are kept in nanoseconds (durations), nanoseconds since the
+ * Unix epoch (timestamps) or TSC ticks (cycles); conversion to the
+ * units of the configuration is done by units.h when rendering.
+ *
+ * Every function returns 0 (or a count) on success and -errno on
+ * failure: a task or CPU that does not exist is -ENOENT, a kernel source
+ * that cannot be read or parsed is -EIO. Nothing is ever invented.
+ *
+ * Thread safety: an engine is immutable after engine_new() except for
+ * the small, bounded state that keeps counters from going backwards,
+ * which is locked inside; every call may be made from any thread.
+ */
+#ifndef TIMINGFS_ENGINE_H
+#define TIMINGFS_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "exited.h"
+#include "task.h"
+
+struct engine;
+
+/* The times of a thread or a whole process, as GetThreadTimes and
+ * GetProcessTimes give them, plus its cycles. One consistent snapshot:
+ * kernel_ns + user_ns == cpu_ns and cycles is cpu_ns in TSC ticks. */
+struct task_times {
+	uint64_t cpu_ns; /* CPU time, user and kernel mode */
+	uint64_t kernel_ns; /* cpu_ns in the kernel's stime share */
+	uint64_t user_ns; /* the rest of cpu_ns */
+	uint64_t cycles; /* cpu_ns * tsc_hz / 10^9 */
+	/*
+	 * Start, ns since the Unix epoch: always with TASK_START; without
+	 * it, when known at no cost (below), else 0.
+	 */
+	uint64_t creation_ns;
+	uint64_t exit_ns; /* 0 while the task runs */
+};
+
+/* Who a task is, from its status file alone. */
+struct task_ident {
+	pid_t tgid; /* its thread group (process) */
+	uid_t uid; /* effective uid, as procfs shows the owner */
+	gid_t gid; /* effective gid */
+	struct task_creds creds; /* what procfs's access check compares */
+	/* Its creation time when known at no cost (below), else 0. */
+	uint64_t creation_ns;
+};
+
+/* What the engine found at start-up, for the info file. */
+struct engine_info {
+	uint64_t tsc_hz;
+	const char *tsc_source; /* "config", "cpuid", "calibrated", "cntfrq" */
+	long clk_tck; /* USER_HZ of the stat files */
+	const char *idle_source; /* "proc_stat" or "cpuidle" */
+	unsigned int group_max_size;
+	unsigned int group_count;
+	enum units units;
+	const char *proc_root;
+	const char *sys_root;
+};
+
+/* What an engine is made for: the configuration's part of it. */
+struct engine_opts {
+	unsigned int group_max_size; /* 1..64 */
+	enum units units;
+	uint64_t tsc_hz; /* 0: find it */
+	const char *proc_root; /* "/proc": this machine's own */
+	const char *sys_root;
+};
+
+/*
+ * engine_new - build an engine for @opts: find the TSC frequency (may
+ * calibrate for 200 ms), sample the boot instant, and compute the
+ * processor groups from sysfs. @opts and its strings are copied.
+ *
+ * Returns 0 and sets *@out, or -errno and writes a one-line reason
+ * into @err.
+ */
+int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
+	       size_t errlen);
+
+/* engine_free - release @e; NULL is allowed. */
+void engine_free(struct engine *e);
+
+/* engine_get_info - describe @e. The strings live as long as @e. */
+void engine_get_info(const struct engine *e, struct engine_info *info);
+
+/* engine_is_live - whether @e reads this machine's own /proc. */
+bool engine_is_live(const struct engine *e);
+
+/*
+ * engine_set_units - show @units from now on (a configuration re-read);
+ * the only setting of an engine that changes after engine_new().
+ */
+void engine_set_units(struct engine *e, enum units units);
+
+/* engine_units - the units @e shows now. */
+enum units engine_units(const struct engine *e);
+
+/*
+ * Which task a number is. A task's files are kept open between reads,
+ * and a descriptor of a task that exited reads ESRCH even once another
+ * task has its number; so a read through a kept descriptor is of the
+ * task it was opened on. Once a read of the task's stat after the
+ * descriptor was opened has told that task's start, and the descriptor
+ * read since, every read through it says the task's creation time at no
+ * cost: engine_task_ident() and engine_task_times() report it then
+ * (creation_ns), so that a caller can tell the task a number names now
+ * from one it met before with no read of its own.
+ */
+
+/*
+ * engine_task_ident - who the task is, from its status alone (which
+ * costs the same however many threads a process has), its credentials
+ * included: with @tid 0,
+ * PROC/@pid, else PROC/@pid/task/@tid. @pid may name any thread: /proc resolves a
+ * thread id there too, so the caller checks ident->tgid == @pid to
+ * accept process leaders only. -ENOENT when the task does not exist.
+ */
+int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
+		      struct task_ident *ident);
+
+/*
+ * engine_task_dump_owner - the owner procfs gives the files of
+ * PROC/@pid (its stat): root (of the task's user namespace) rather than
+ * its effective uid when the task is not dumpable (task_dump_owner() in
+ * the kernel; its directories keep the euid). One stat. -ENOENT when the task does not exist.
+ */
+int engine_task_dump_owner(struct engine *e, pid_t pid, uid_t *uid);
+
+/*
+ * engine_task_cpu - the processor that thread @tid of process @pid last
+ * ran on (its stat, which costs the same however many threads the
+ * process has), or -errno.
+ */
+int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid);
+
+/* What engine_task_times() is asked for: each needs its own reads. */
+enum task_need {
+	TASK_CPU = 1 << 0, /* cpu_ns and cycles: the runtime alone */
+	TASK_SPLIT = 1 << 1, /* kernel_ns and user_ns, with TASK_CPU's */
+	TASK_START = 1 << 2, /* creation_ns and exit_ns: stat */
+	/* creation_ns where a kept file says it: a process's CPU time,
+	 * asked by number, then costs its main thread's runtime too */
+	TASK_WHICH = 1 << 3,
+	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START,
+};
+
+/*
+ * engine_task_times - the times of thread @tid of process @pid, or with
+ * @tid 0 of the whole process @pid (its exited threads included): the
+ * fields that @need (enum task_need) asks for, the others 0.
+ *
+ * The caller has checked with engine_task_ident() that @pid is a
+ * process and @tid one of its threads. Counters of the same task never
+ * go backwards between calls, whatever is asked for: the runtime is
+ * monotonic at its source, and the split keeps its sum. -ENOENT when
+ * the task is gone, -EIO when a source is malformed.
+ */
+int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
+		      struct task_times *t);
+
+/*
+ * engine_exited_times - the times of the exited task @x, in the same
+ * units and by the same rules as engine_task_times(): its runtime split
+ * in its utime:stime proportion, never less kernel or user time than
+ * was shown while it lived, and its exit instant.
+ */
+int engine_exited_times(struct engine *e, const struct exited_task *x,
+			struct task_times *t);
+
+/*
+ * engine_exit_start_ticks - the start of thread @tid, which exited,
+ * in clock ticks since boot, from @start_boot_ns (its start on
+ * CLOCK_BOOTTIME as the exit record gives it, a little late): the
+ * start its stat said when the engine read it alive, so that its
+ * creation time does not change, else @start_boot_ns in ticks.
+ */
+uint64_t engine_exit_start_ticks(struct engine *e, pid_t tid,
+				 uint64_t start_boot_ns);
+
+/*
+ * engine_for_each_process / engine_for_each_thread - call @fn for
+ * every process in PROC (thread-group leaders only, as /proc lists them),
+ * or every thread of process @pid, in the order the directory gives. Iteration stops early when @fn returns nonzero,
+ * and that value is returned; otherwise 0, or -errno (-ENOENT for a
+ * process that is gone). No memory is kept between calls.
+ */
+int engine_for_each_process(struct engine *e, int (*fn)(void *ctx, pid_t pid),
+			    void *ctx);
+int engine_for_each_thread(struct engine *e, pid_t pid,
+			   int (*fn)(void *ctx, pid_t tid), void *ctx);
+
+/* engine_group_count - the number of processor groups (at least 1). */
+unsigned int engine_group_count(const struct engine *e);
+
+/*
+ * engine_group_size - the number of present processors in @group, the
+ * bound of the M numbering (offline ones included); 0 for no group.
+ */
+unsigned int engine_group_size(const struct engine *e, unsigned int group);
+
+/*
+ * engine_group_cpu - the Linux CPU number of processor @m of @group, or
+ * -ENOENT when there is no such processor.
+ */
+int engine_group_cpu(const struct engine *e, unsigned int group,
+		     unsigned int m);
+
+/*
+ * engine_cpu_group - the group and number of Linux CPU @cpu; -ENOENT
+ * when @cpu is not present.
+ */
+int engine_cpu_group(const struct engine *e, int cpu, unsigned int *group,
+		     unsigned int *m);
+
+/*
+ * engine_group_online - set bit M of *@mask for each processor of @group
+ * that is online now (SYS/devices/system/cpu/online). -ENOENT for no
+ * such group, -EIO when the online list cannot be read or lists none.
+ */
+int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask);
+
+/*
+ * engine_group_idle_cycles - one consistent snapshot of the idle cycles
+ * (idle + iowait time in TSC ticks) of the online processors of @group.
+ * Sets bit M of *@mask and @cycles[M] for each processor read;
+ * @cycles has room for 64. The value of a processor never goes
+ * backwards between calls, even where the kernel's does. -ENOENT for
+ * no such group, -EIO for a malformed source or one that leaves out a
+ * processor that is online.
+ */
+int engine_group_idle_cycles(struct engine *e, unsigned int group,
+			     uint64_t *mask, uint64_t cycles[64]);
+
+#endif

@@ -1,0 +1,1542 @@
+/*
+ * fs: the FUSE operations, each a request to the tree for one reader.
+ *
+ * A file's content is rendered when a path walk looks it up, into a
+ * snapshot that is an inode of its own (snapshot.h); the open that
+ * follows takes it, and every read, at any offset and of any size, by
+ * read(2) or through the page cache, is served from it until release.
+ * A directory's listing is made at opendir the same way. Each is
+ * charged to its reader's budget of memory (budget.h) while the daemon
+ * holds it, and refused with ENOMEM past it. Every inode below proc/
+ * that an entry reply gives the kernel is recorded with the start of
+ * its task until the kernel forgets it (inode.h's held table): a
+ * request by node ID whose task is no longer that one is ENOENT, and
+ * a view's slot stays its own while the kernel holds any. Errors are
+ * -errno internally, passed straight through from the tree and the
+ * engine, and replied as errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "nodes.h"
+#include "fs.h"
+#include "held.h"
+#include "render.h"
+#include "serve.h"
+#include "snapshot.h"
+#include "tree.h"
+
+/* How many names the dropper may have waiting; more wait for a sweep. */
+#define FS_DROP_QUEUE 256
+
+/* Every this many inodes more held below proc/, a sweep drops the names
+ * of up to FS_SWEEP_DROPS directories of exited tasks. */
+#define FS_SWEEP_EVERY 1024
+#define FS_SWEEP_DROPS 2048
+
+/*
+ * The thread that drops names from the kernel's caches, for every
+ * mount of the daemon: proc/, and the names of idle extra inodes
+ * (snapshot.h). Each mount queues its own; the lock guards every queue.
+ */
+struct fs_dropper {
+	pthread_t thread;
+	bool started, stopping;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, done;
+	struct fs *mounts; /* every registered mount, a ring by ->next */
+	struct fs *busy; /* the mount whose name is being dropped */
+};
+
+/*
+ * What an open file or directory holds until its release: listed, so
+ * that what is still open when the daemon stops (a RELEASE the kernel
+ * queued that no worker took) is freed with the mount.
+ */
+struct fs_held {
+	struct fs_held *prev, *next;
+	bool listing; /* a struct fs_listing, else a struct fs_text */
+};
+
+struct fs {
+	struct tree_env env;
+	pthread_mutex_t held_lock;
+	struct fs_held held; /* the list's head */
+	struct fuse_session *se;
+	struct snapshots *snaps; /* the files' inodes the kernel holds */
+	struct held *kheld; /* every inode below proc/ the kernel holds */
+	struct fs_dropper *dropper;
+	struct fs *next, *prev; /* in the dropper's ring */
+	bool registered; /* in it: from fs_new to fs_destroy */
+	bool drop_pending; /* proc/ to drop */
+	bool sweep_pending; /* names of exited tasks to find and drop */
+	size_t sweep_at; /* atomic: held inodes that call for a sweep */
+	struct node drop_queue[FS_DROP_QUEUE];
+	unsigned int drop_head, drop_count;
+};
+
+/*
+ * A directory listing: the entries in the kernel's format, and where
+ * each starts; offsets are entry indices (tree_listing_slice()).
+ */
+struct fs_listing {
+	struct fs_held held;
+	fuse_req_t req;
+	struct rbuf entries;
+	size_t *start; /* start[i]: entry i; start[count]: the end */
+	size_t count, cap;
+	struct budget_charge charge;
+};
+
+static struct fs *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* ---- the kernel's cache: proc/, and names of idle inodes ----------- */
+
+/* Drop @n's name from the kernel's cache: it forgets the inode, unless
+ * something holds it open. */
+static void drop_name(struct fs *fs, const struct node *n)
+{
+	char name[TREE_NAME_MAX];
+	struct node dir;
+
+	tree_name(n, name, sizeof(name));
+	tree_parent(n, &dir);
+	/* -ENOENT when the kernel had not cached it: fine. */
+	fuse_lowlevel_notify_inval_entry(fs->se, node_ino(&dir), name,
+					 strlen(name));
+	/* No path walk comes through the name now without asking. */
+	held_uncache(fs->kheld, node_ino(n));
+}
+
+/*
+ * A notification must not come from a request's own path (the kernel
+ * may hold the directory's lock meanwhile): a thread of its own sends
+ * it, one for every mount. It is started when first needed, from a
+ * request: after the daemon has forked into the background, and only
+ * when a mount is read by other views or its readers left extra inodes
+ * behind. It takes one name at a time from each mount in turn.
+ */
+static struct fs *dropper_next(struct fs_dropper *d)
+{
+	struct fs *fs = d->mounts;
+
+	if (!fs)
+		return NULL;
+	do {
+		fs = fs->next;
+		if (fs->drop_pending || fs->sweep_pending || fs->drop_count) {
+			d->mounts = fs;
+			return fs;
+		}
+	} while (fs != d->mounts);
+	return NULL;
+}
+
+/*
+ * Drop the names the kernel keeps of directories of tasks that have
+ * exited (inode.h's held_gone()): each is an entry of the held table,
+ * and the kernel, which keeps a name until memory runs short, would
+ * otherwise grow it with every task a walk ever met.
+ */
+static void sweep_gone(struct fs *fs)
+{
+	struct node gone[FS_SWEEP_DROPS];
+	size_t n, i;
+
+	n = held_gone(fs->kheld, gone, FS_SWEEP_DROPS);
+	for (i = 0; i < n; i++)
+		drop_name(fs, &gone[i]);
+}
+
+static void *dropper_main(void *arg)
+{
+	struct fs_dropper *d = arg;
+	bool proc, file, sweep;
+	struct fs *fs = NULL;
+	struct node n;
+
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		while (!d->stopping && !(fs = dropper_next(d)))
+			pthread_cond_wait(&d->wake, &d->lock);
+		if (d->stopping)
+			break;
+		proc = fs->drop_pending;
+		fs->drop_pending = false;
+		sweep = !proc && fs->sweep_pending;
+		fs->sweep_pending = fs->sweep_pending && !sweep;
+		file = !proc && !sweep;
+		if (file) {
+			n = fs->drop_queue[fs->drop_head];
+			fs->drop_head = (fs->drop_head + 1) % FS_DROP_QUEUE;
+			fs->drop_count--;
+		}
+		d->busy = fs;
+		pthread_mutex_unlock(&d->lock);
+		if (proc)
+			fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID,
+							 "proc", 4);
+		else if (sweep)
+			sweep_gone(fs);
+		else
+			drop_name(fs, &n);
+		pthread_mutex_lock(&d->lock);
+		d->busy = NULL;
+		pthread_cond_broadcast(&d->done);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int fs_dropper_new(struct fs_dropper **out)
+{
+	struct fs_dropper *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->wake, NULL);
+	pthread_cond_init(&d->done, NULL);
+	*out = d;
+	return 0;
+}
+
+void fs_dropper_free(struct fs_dropper *d)
+{
+	bool started;
+
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->stopping = true;
+	started = d->started;
+	d->started = false;
+	pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->lock);
+	if (started)
+		pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->done);
+	pthread_cond_destroy(&d->wake);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* Wake the dropper, started at its first use. Called locked. */
+static void dropper_wake(struct fs_dropper *d)
+{
+	if (!d->started && !d->stopping &&
+	    pthread_create(&d->thread, NULL, dropper_main, d) == 0)
+		d->started = true;
+	pthread_cond_signal(&d->wake);
+}
+
+/*
+ * The kernel holds @count inodes below proc/: every FS_SWEEP_EVERY more
+ * since the last sweep, have the dropper sweep the names of exited
+ * tasks.
+ */
+static void sweep_when_grown(struct fs *fs, size_t count)
+{
+	struct fs_dropper *d = fs->dropper;
+	size_t at = __atomic_load_n(&fs->sweep_at, __ATOMIC_RELAXED);
+
+	if (count < at || !__atomic_compare_exchange_n(
+				  &fs->sweep_at, &at, count + FS_SWEEP_EVERY,
+				  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&d->lock);
+	if (fs->registered) {
+		fs->sweep_pending = true;
+		dropper_wake(d);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void drop_proc_entry(struct fs *fs)
+{
+	struct fs_dropper *d = fs->dropper;
+
+	pthread_mutex_lock(&d->lock);
+	if (fs->registered) {
+		fs->drop_pending = true;
+		dropper_wake(d);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Queue the names of @count nodes @n to be dropped (as many as fit). */
+static void drop_names(struct fs *fs, const struct node *n, size_t count)
+{
+	struct fs_dropper *d = fs->dropper;
+	size_t i;
+
+	if (!count)
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (i = 0;
+	     fs->registered && i < count && fs->drop_count < FS_DROP_QUEUE; i++)
+		fs->drop_queue[(fs->drop_head + fs->drop_count++) %
+			       FS_DROP_QUEUE] = n[i];
+	if (fs->registered)
+		dropper_wake(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Queue the names of the idle extra inodes a sweep found. */
+static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
+{
+	drop_names(fs, idle->node, idle->count);
+}
+
+/* ---- requests --------------------------------------------------------- */
+
+static uid_t req_only_uid(struct request *r);
+
+static void req_begin(fuse_req_t req, struct request *r)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	r->env = &req_fs(req)->env;
+	r->view = NULL;
+	r->pid = ctx->pid;
+	r->uid = ctx->uid;
+	r->gid = ctx->gid;
+	r->only_uid = req_only_uid;
+	r->ctx = req;
+	r->entering = false;
+	r->only_known = false;
+	r->caps_state = 0;
+	r->task_pid = 0;
+	r->seen_start = 0;
+}
+
+/* Whether the reader of @req is in group @gid, supplementary included. */
+static bool req_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t small[64], *list = small;
+	int n, size = 64, i;
+	bool found = false;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	for (;;) {
+		n = fuse_req_getgroups(req, size, list);
+		if (n <= size || list != small)
+			break;
+		list = malloc((size_t)n * sizeof(*list));
+		if (!list)
+			return false;
+		size = n;
+	}
+	for (i = 0; i < n && i < size; i++)
+		if (list[i] == gid)
+			found = true;
+	if (list != small)
+		free(list);
+	return found;
+}
+
+/*
+ * Whether the reader may see and enter every process (VIEW_ALL_UIDS):
+ * a member of the gid, or one with CAP_SYS_PTRACE in the daemon's user
+ * namespace, as procfs says; else its own uid, and nodes.c decides
+ * process by process (task_visible()). Root without CAP_SYS_PTRACE (a
+ * container's) is no exception.
+ */
+static uid_t req_only_uid(struct request *r)
+{
+	const struct access_policy *access = &r->env->access;
+
+	if (access->hidepid == HIDEPID_OFF)
+		return VIEW_ALL_UIDS;
+	if (access->gid != ACCESS_GID_NONE &&
+	    req_in_group((fuse_req_t)r->ctx, access->gid))
+		return VIEW_ALL_UIDS;
+	if (request_ptrace_all(r))
+		return VIEW_ALL_UIDS;
+	return r->uid;
+}
+
+/*
+ * Slots are being reused: have the kernel drop the names it still
+ * holds of views idle for VIEW_IDLE_S, so that their slots free unless
+ * something holds one open (view.h).
+ */
+static void drop_idle_views(struct fs *fs)
+{
+	unsigned int slot[16], nslots;
+	struct node n[FS_DROP_QUEUE];
+
+	nslots = views_idle_held(fs->env.views, slot, 16);
+	if (nslots)
+		drop_names(fs, n,
+			   held_nodes(fs->kheld, slot, nslots, n,
+				      FS_DROP_QUEUE));
+}
+
+/* The reader's own view, from its thread's namespace. */
+static void req_view(fuse_req_t req, struct request *r)
+{
+	struct fs *fs = req_fs(req);
+	bool shared_now;
+
+	/* Under invisible each owner has a view of its own. */
+	r->view = views_caller(fs->env.views, r->pid,
+			       fs->env.access.hidepid == HIDEPID_INVISIBLE ?
+				       request_only_uid(r) :
+				       VIEW_ALL_UIDS,
+			       &shared_now);
+	if (shared_now)
+		drop_proc_entry(fs);
+	if (views_crowded(fs->env.views))
+		drop_idle_views(fs);
+}
+
+/*
+ * Whether every path walk asks the daemon which proc/ it enters: while
+ * readers of several views share the mount, and always under
+ * hidepid=invisible, where each owner has a view of its own.
+ */
+static bool proc_walks_ask(const struct request *r)
+{
+	return r->env->access.hidepid == HIDEPID_INVISIBLE ||
+	       views_shared(r->env->views);
+}
+
+/*
+ * The view to serve node @n in, for a node below proc/. While only the
+ * daemon's own view reads the mount, the kernel may have served a path
+ * cached for it to a reader of another view: ask who the reader is.
+ * Once every path walk looks proc/ up for its reader, the view @n was
+ * named in is the reader's (or, as in procfs, that of the directory the
+ * reader holds open): its slot is not reused while the kernel holds an
+ * inode named in it (view.h). -EAGAIN when the reader's view needs a
+ * slot and every one is held.
+ */
+static int req_node_view(fuse_req_t req, struct request *r,
+			 const struct node *n)
+{
+	if (!tree_in_proc(n))
+		return 0;
+	if (n->kind == K_PROC || !proc_walks_ask(r)) {
+		req_view(req, r);
+	} else {
+		r->view = views_slot(r->env->views, n->view);
+	}
+	return r->view->error;
+}
+
+/*
+ * Whether node ID @ino, node @n, is still the task the kernel was told
+ * it is: the start its last entry reply recorded is the start of the
+ * task its numbers name now in the reader's view (inode.h's held
+ * table). A descriptor, a working directory or a reopen of an inode
+ * whose task exited, or whose number another task took, gets -ENOENT,
+ * never that task; except while the kernel may still walk paths through
+ * the name it cached of the inode (a directory's, for FS_TIMEOUT_S
+ * after its last lookup): a request then may come from a path walk,
+ * which gets the task that has the number now, as procfs gives it, and
+ * the name is dropped from the kernel's cache at once, so that the next
+ * walk asks for it afresh (and the kernel fails the held inode, whose
+ * generation differs), and a holder is refused from then on.
+ * *@start: the task's start, 0 outside tasks. An inode the table does
+ * not know (none below proc/) is not judged.
+ */
+static int ident_check(struct request *r, uint64_t ino, const struct node *n,
+		       uint64_t *start)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	uint64_t was;
+	bool cached;
+	int ret;
+
+	*start = 0;
+	if (!tree_in_proc(n))
+		return 0;
+	ret = task_start(r, n, start);
+	if (ret < 0)
+		return ret;
+	if (!*start || held_start(fs->kheld, ino, &was, &cached) < 0 ||
+	    was == *start)
+		return 0;
+	if (!cached)
+		return -ENOENT;
+	/* Perhaps a walk's: answered, and the name dropped at once, so
+	 * that the next walk asks for it and a holder is refused. */
+	drop_names(fs, n, 1);
+	return 0;
+}
+
+static void req_end(struct request *r)
+{
+	views_put(r->env->views, r->view);
+}
+
+/*
+ * The reader of @r for the budgets of memory (budget.h), admitted for
+ * @n: its uid in its view. A node outside proc/, the same in every
+ * view, asks no view (it would cost a look at the reader's namespace
+ * at every lookup): its reader is the uid in BUDGET_NS_ANY. Refused
+ * there, root is asked again in its view, where the host's root is
+ * held to its own budget alone. NULL and *@err (-ENOMEM) when refused.
+ */
+static struct budget_reader *req_admit(struct request *r, const struct node *n,
+				       int *err)
+{
+	struct budget_reader *who;
+	bool host_root;
+
+	if (r->view) {
+		host_root = r->uid == 0 &&
+			    r->view->ns_ino == views_own_ns(r->env->views);
+		who = budget_reader_get(r->view->ns_ino, r->uid, host_root);
+	} else {
+		who = budget_reader_get(BUDGET_NS_ANY, r->uid, false);
+	}
+	*err = who ? budget_admit(who, node_ino(n)) : -ENOMEM;
+	if (*err == 0)
+		return who;
+	budget_reader_put(who);
+	if (*err == -ENOMEM && !r->view && r->uid == 0) {
+		req_view((fuse_req_t)r->ctx, r);
+		return req_admit(r, n, err);
+	}
+	return NULL;
+}
+
+/* What the block at @p costs: its usable size and malloc's header. */
+static size_t block_bytes(void *p)
+{
+	return p ? malloc_usable_size(p) + 2 * sizeof(size_t) : 0;
+}
+
+/* ---- operations --------------------------------------------------- */
+
+static void fs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct fs *fs = userdata;
+
+	/*
+	 * The targets of proc/self and groups/current depend on the
+	 * reader: the kernel must ask for them at every use.
+	 */
+	conn->want &= ~FUSE_CAP_CACHE_SYMLINKS;
+	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
+}
+
+/* The mount is going: nothing of it is dropped from now on. */
+static void fs_destroy(void *userdata)
+{
+	struct fs *fs = userdata;
+	struct fs_dropper *d = fs->dropper;
+
+	pthread_mutex_lock(&d->lock);
+	if (fs->registered) {
+		fs->registered = false;
+		if (fs->next == fs) {
+			d->mounts = NULL;
+		} else {
+			fs->prev->next = fs->next;
+			fs->next->prev = fs->prev;
+			if (d->mounts == fs)
+				d->mounts = fs->prev;
+		}
+	}
+	while (d->busy == fs)
+		pthread_cond_wait(&d->done, &d->lock);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * How long the kernel may keep a name or attributes of @n. Below proc/,
+ * while the access rules decide reader by reader (by ids, capabilities,
+ * the reader's own process, none of which a view's slot says), never:
+ * every walk and stat asks, so that a name cached for one reader never
+ * serves another who may not see it.
+ */
+static double node_cached_for(struct request *r, const struct node *n)
+{
+	enum hidepid hidepid = r->env->access.hidepid;
+
+	if (!tree_in_proc(n) || n->kind == K_PROC || hidepid == HIDEPID_OFF)
+		return FS_TIMEOUT_S;
+	/* noaccess: a process's directory is the same for everyone;
+	 * what is in it is not, whoever looked it up. */
+	if (hidepid == HIDEPID_NOACCESS)
+		return n->kind == K_TGID ? FS_TIMEOUT_S : 0;
+	return request_only_uid(r) == VIEW_ALL_UIDS ? FS_TIMEOUT_S : 0;
+}
+
+/*
+ * How long the kernel may keep a name. The links' targets depend on
+ * the reader: never. proc/ itself, while each walk must ask which view
+ * it enters: never; otherwise a tick (see fs.h).
+ */
+static double entry_timeout(struct request *r, const struct node *n,
+			    mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return 0;
+	if (n->kind == K_PROC)
+		return proc_walks_ask(r) ? 0 : FS_PROC_TIMEOUT_S;
+	return node_cached_for(r, n);
+}
+
+/* A file's content; snapshot.h frees one it holds with text_free(). */
+struct fs_text {
+	struct rbuf buf; /* first */
+	struct fs_held held; /* while an open file holds it */
+	struct budget_charge charge; /* while the daemon holds it */
+};
+
+static struct rbuf *text_new(void)
+{
+	struct fs_text *t = malloc(sizeof(*t));
+
+	if (!t)
+		return NULL;
+	rbuf_init(&t->buf);
+	t->charge.reader = NULL;
+	t->charge.bytes = 0;
+	return &t->buf;
+}
+
+static struct fs_text *text_of(struct rbuf *text)
+{
+	return (struct fs_text *)(void *)text;
+}
+
+static struct fs_held *text_held(struct rbuf *text)
+{
+	return &text_of(text)->held;
+}
+
+static struct rbuf *held_text(struct fs_held *h)
+{
+	return &((struct fs_text *)(void *)((char *)h -
+					    offsetof(struct fs_text, held)))
+			->buf;
+}
+
+static void hold(struct fs *fs, struct fs_held *h, bool listing)
+{
+	h->listing = listing;
+	pthread_mutex_lock(&fs->held_lock);
+	h->next = fs->held.next;
+	h->prev = &fs->held;
+	h->next->prev = h;
+	fs->held.next = h;
+	pthread_mutex_unlock(&fs->held_lock);
+}
+
+static void unhold(struct fs *fs, struct fs_held *h)
+{
+	pthread_mutex_lock(&fs->held_lock);
+	h->prev->next = h->next;
+	h->next->prev = h->prev;
+	pthread_mutex_unlock(&fs->held_lock);
+}
+
+static void text_free(struct rbuf *text)
+{
+	if (text) {
+		budget_uncharge(&text_of(text)->charge);
+		rbuf_free(text);
+		free(text);
+	}
+}
+
+/*
+ * Charge @text, node @n's content, to reader @who, with @extra bytes
+ * more (an entry of the snapshot table its open made). The buffer grew
+ * by doubling: a large one gives back what it does not use first. 0,
+ * or -ENOMEM past the budget.
+ */
+static int text_charge(struct budget_reader *who, const struct node *n,
+		       struct rbuf *text, size_t extra)
+{
+	char *fit;
+
+	if (text->cap > 4096 && text->cap - text->len > text->len / 8) {
+		fit = realloc(text->data, text->len + 1);
+		if (fit) {
+			text->data = fit;
+			text->cap = text->len + 1;
+		}
+	}
+	return budget_charge(who, node_ino(n),
+			     block_bytes(text_of(text)) +
+				     block_bytes(text->data) + extra,
+			     &text_of(text)->charge);
+}
+
+/*
+ * The content of file @n, now, for the reader of @r, in a new buffer.
+ * While a table is made (milliseconds for thousands of tasks), other
+ * workers take the mount's next requests.
+ */
+static int render_text(struct request *r, const struct node *n,
+		       struct rbuf **out)
+{
+	struct rbuf *text = text_new();
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	if (tree_grows(n))
+		serve_may_block();
+	ret = tree_render(r, n, text);
+	if (ret < 0) {
+		text_free(text);
+		return ret;
+	}
+	*out = text;
+	return 0;
+}
+
+/*
+ * Whether directory @dir (node ID @parent), which the child @n is
+ * looked up in, is still the task it was (ident_check()); *@start, its
+ * task's start, which its child has unless it is a task of its own.
+ */
+static int lookup_dir_start(struct request *r, fuse_ino_t parent,
+			    const struct node *dir, const struct node *n,
+			    uint64_t *start)
+{
+	struct node named = *dir;
+
+	/* The directory as the reader's view names it, for its task. */
+	named.view = n->view;
+	return ident_check(r, parent, &named, start);
+}
+
+/*
+ * The entry of file @n: a new snapshot of its content, an inode whose
+ * size is the content's (snapshot.h). Its name is looked up again at
+ * every path walk, so that no two walks share its page cache; its path
+ * is checked as a cached dentry was, once in FS_TIMEOUT_S.
+ */
+static int lookup_file(struct request *r, fuse_ino_t parent,
+		       const struct node *n, struct fuse_entry_param *ep,
+		       uint64_t *start)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct budget_reader *who;
+	struct snapshot_idle idle;
+	struct rbuf *text;
+	struct owner o;
+	struct node dir;
+	bool checked = false;
+	size_t len;
+	int ret, err;
+
+	tree_parent(n, &dir);
+	/* A path checked for another reader vouches for nothing to one
+	 * whom the access rules judge process by process. */
+	if ((r->env->access.hidepid == HIDEPID_OFF ||
+	     request_only_uid(r) == VIEW_ALL_UIDS) &&
+	    snapshots_checked(fs->snaps, &dir, &o)) {
+		tree_stat_owned(r, n, &o, &ep->attr);
+	} else {
+		ret = tree_check(r, n, &ep->attr);
+		if (ret < 0)
+			return ret;
+		o.uid = ep->attr.st_uid;
+		o.gid = ep->attr.st_gid;
+		checked = true;
+	}
+	/* A reader at its budget is refused before anything is made. */
+	who = req_admit(r, n, &ret);
+	if (!who)
+		return ret;
+	ret = render_text(r, n, &text);
+	/* Its directory's task, after the content, whose reads may have
+	 * met it at no cost (nodes.h). */
+	if (ret != -ENOENT && ret != -ENOMEM && tree_in_proc(&dir)) {
+		err = lookup_dir_start(r, parent, &dir, n, start);
+		if (err < 0) {
+			if (ret == 0)
+				text_free(text);
+			ret = err;
+		}
+	}
+	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
+		text_free(text);
+		ret = -ENOMEM;
+	}
+	if (ret == -ENOENT || ret == -ENOMEM)
+		goto out_put;
+	/*
+	 * Any other failure is a broken source: the name stands, of size
+	 * 0, and the open, which renders again, says what went wrong.
+	 */
+	if (ret < 0)
+		text = NULL;
+	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text,
+			       checked ? &dir : NULL, who, &ep->ino, &idle);
+	budget_reader_put(who);
+	drop_idle_extras(fs, &idle);
+	if (ret < 0) {
+		text_free(text);
+		return ret;
+	}
+	len = text ? text->len : 0;
+	ep->attr.st_size = (off_t)len;
+	ep->attr.st_blocks = (blkcnt_t)((len + 511) / 512);
+	/*
+	 * The generation is the size: a kernel inode of this ID that
+	 * knows another size is stale, and the kernel makes a new one,
+	 * of this size, even where a racing reply's attributes would
+	 * have kept the old size (see snapshot.h).
+	 */
+	ep->generation = len;
+	ep->entry_timeout = 0;
+	return 0;
+
+out_put:
+	budget_reader_put(who);
+	return ret;
+}
+
+/*
+ * Tell the kernel node @n: below proc/, the inode is recorded as held,
+ * and its generation says which task it is (inode.h).
+ */
+static int lookup_reply(struct request *r, const struct node *n, uint64_t start,
+			struct fuse_entry_param *ep)
+{
+	fuse_req_t req = r->ctx;
+	struct fs *fs = req_fs(req);
+	bool in_proc = tree_in_proc(n);
+	pid_t pid = 0, tid = 0;
+	int ret;
+
+	if (in_proc) {
+		/* A task's directory: the task, to sweep its name once it
+		 * exits (the daemon's numbers are the node's in its own
+		 * view, for a task kept since it exited). */
+		if ((n->kind == K_TGID || n->kind == K_TID) &&
+		    task_of(r, n, &pid, &tid) < 0) {
+			pid = r->view->identity ? node_pid(n) : 0;
+			tid = r->view->identity ? node_tid(n) : 0;
+		}
+		ret = held_add(fs->kheld, ep->ino, n->view, start, pid, tid,
+			       (unsigned int)(ep->entry_timeout * 1000), NULL);
+		if (ret < 0)
+			return ret;
+		sweep_when_grown(fs, held_count(fs->kheld));
+		ep->generation = held_generation(
+			start, S_ISREG(ep->attr.st_mode) ? ep->generation : 0);
+	}
+	if (fuse_reply_entry(req, ep) != 0) { /* never known */
+		if (in_proc)
+			held_forget(fs->kheld, ep->ino, 1);
+		if (snapshot_ino(ep->ino))
+			snapshots_forget(fs->snaps, ep->ino, 1);
+	}
+	return 0;
+}
+
+static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs *fs = req_fs(req);
+	struct fuse_entry_param ep;
+	struct request r;
+	struct node dir, n;
+	uint64_t start = 0;
+	int ret;
+
+	req_begin(req, &r);
+	memset(&ep, 0, sizeof(ep));
+	ret = tree_node(parent, &dir);
+	if (ret == 0)
+		ret = tree_child(&dir, name, &n);
+	if (ret == 0 && tree_in_proc(&n)) {
+		ret = req_node_view(req, &r, &n);
+		n.view = r.view->slot;
+	}
+	/*
+	 * Below a task's directory: still that task (ident_check())? Once
+	 * the kernel may no longer walk through its cached name, a lookup
+	 * below it comes from a directory held open or as a working
+	 * directory, and fails if another task took the number.
+	 */
+	if (ret == 0 && S_ISREG(tree_mode(&n))) {
+		ret = lookup_file(&r, parent, &n, &ep, &start);
+	} else if (ret == 0) {
+		ret = tree_check(&r, &n, &ep.attr);
+		if (ret == 0 && tree_in_proc(&dir))
+			ret = lookup_dir_start(&r, parent, &dir, &n, &start);
+		ep.ino = node_ino(&n);
+		ep.entry_timeout = entry_timeout(&r, &n, ep.attr.st_mode);
+	}
+	/* A process or thread: which one, now. */
+	if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
+		ret = task_start(&r, &n, &start);
+	if (ret == 0) {
+		ep.attr_timeout = S_ISREG(ep.attr.st_mode) ?
+					  FS_TIMEOUT_S :
+					  node_cached_for(&r, &n);
+		ret = lookup_reply(&r, &n, start, &ep);
+		if (ret < 0 && snapshot_ino(ep.ino))
+			snapshots_forget(fs->snaps, ep.ino, 1);
+	}
+	if (ret < 0)
+		fuse_reply_err(req, -ret); /* negative entries are not cached */
+	req_end(&r);
+}
+
+/*
+ * The node of file inode @ino: an extra inode's, else the one its
+ * number encodes. -ENOENT when it names none, -EISDIR when no file.
+ */
+static int file_node(struct fs *fs, uint64_t ino, struct node *n)
+{
+	struct owner o;
+	uint64_t size;
+
+	if (snapshot_ino(ino))
+		return snapshots_get(fs->snaps, ino, n, &o, &size);
+	if (tree_node(ino, n) < 0)
+		return -ENOENT;
+	return S_ISREG(tree_mode(n)) ? 0 : -EISDIR;
+}
+
+/*
+ * A file's attributes: as its inode's last lookup or open found them,
+ * the size its content's; an open file's size is its own content's.
+ * An inode not in use (no lookup for a while) is asked about afresh.
+ */
+static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	const struct rbuf *text;
+	struct rbuf *now = NULL;
+	struct stat st;
+	struct owner o;
+	uint64_t size, start;
+	struct node n;
+	int ret;
+
+	ret = snapshots_get(fs->snaps, ino, &n, &o, &size);
+	if (ret == 0) {
+		tree_stat_owned(r, &n, &o, &st);
+		st.st_size = (off_t)size;
+	} else if (!fi) {
+		ret = file_node(fs, ino, &n);
+		if (ret == 0)
+			ret = req_node_view(req, r, &n);
+		if (ret == 0)
+			ret = ident_check(r, ino, &n, &start);
+		if (ret == 0) {
+			tree_stat(r, &n, &st);
+			ret = render_text(r, &n, &now);
+		}
+		if (ret == 0)
+			st.st_size = (off_t)now->len;
+		text_free(now);
+	}
+	if (fi) { /* an open file: its content is what the reader gets */
+		if (ret < 0 && file_node(fs, ino, &n) == 0 &&
+		    req_node_view(req, r, &n) == 0) {
+			tree_stat(r, &n, &st);
+			ret = 0;
+		}
+		text = (const struct rbuf *)(uintptr_t)fi->fh;
+		st.st_size = (off_t)text->len;
+	}
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	st.st_blocks = (blkcnt_t)((st.st_size + 511) / 512);
+	fuse_reply_attr(req, &st, FS_TIMEOUT_S);
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct request r;
+	uint64_t start;
+	struct stat st;
+	struct node n;
+	int ret;
+
+	req_begin(req, &r);
+	if (snapshot_ino(ino) ||
+	    (tree_node(ino, &n) == 0 && S_ISREG(tree_mode(&n)))) {
+		getattr_file(req, &r, ino, fi);
+	} else if (tree_node(ino, &n) < 0) {
+		fuse_reply_err(req, ENOENT);
+	} else {
+		/* Asked again for the reader now asking, whoever looked
+		 * the name up (a working directory, an O_PATH descriptor),
+		 * and whether it is still the task it was. */
+		ret = req_node_view(req, &r, &n);
+		if (ret == 0)
+			ret = tree_check(&r, &n, &st);
+		if (ret == 0)
+			ret = ident_check(&r, ino, &n, &start);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_attr(req, &st, node_cached_for(&r, &n));
+	}
+	req_end(&r);
+}
+
+static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct request r;
+	char target[32];
+	struct node n;
+	int ret;
+
+	req_begin(req, &r);
+	ret = tree_node(ino, &n);
+	if (ret == 0)
+		ret = req_node_view(req, &r, &n);
+	if (ret == 0)
+		ret = tree_readlink(&r, &n, target, sizeof(target));
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_readlink(req, target);
+	req_end(&r);
+}
+
+/*
+ * Whether a node exists for its reader, asked now: an open without a
+ * lookup (a reopen through /proc/self/fd/N, an O_PATH descriptor, a
+ * working directory) may come from another reader than the lookup's,
+ * long after it.
+ */
+static int req_check_named(struct request *r, const struct node *n)
+{
+	struct stat st;
+
+	if (!tree_in_proc(n))
+		return 0;
+	return tree_check(r, n, &st);
+}
+
+/*
+ * An open of file inode @ino, node @n, that takes no lookup's content:
+ * a second open after one lookup, or one by another thread than the
+ * lookup's, which came without a path walk (snapshot.h). The content is
+ * rendered afresh for this reader and served with direct_io; when it is
+ * longer than the inode's size may be, the size grows first, by a
+ * notification that stores nothing and so touches no page (a short
+ * read at the end of the content shrinks it back).
+ */
+static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
+		      struct fuse_file_info *fi, struct rbuf **text)
+{
+	struct fs *fs = req_fs(req);
+	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
+	struct budget_reader *who = NULL;
+	struct request r;
+	uint64_t start;
+	struct stat st;
+	struct owner o;
+	int ret;
+
+	req_begin(req, &r);
+	ret = req_node_view(req, &r, n);
+	if (ret == 0)
+		ret = req_check_named(&r, n);
+	if (ret == 0)
+		ret = ident_check(&r, ino, n, &start);
+	if (ret == 0)
+		who = req_admit(&r, n, &ret);
+	if (ret == 0)
+		ret = render_text(&r, n, text);
+	/* It pays for the table's entry its open may have made too. */
+	if (ret == 0 &&
+	    text_charge(who, n, *text, snapshots_entry_bytes()) < 0) {
+		text_free(*text);
+		*text = NULL;
+		ret = -ENOMEM;
+	}
+	budget_reader_put(who);
+	if (ret == 0) {
+		tree_stat(&r, n, &st);
+		o.uid = st.st_uid;
+		o.gid = st.st_gid;
+		if (snapshots_resize(fs->snaps, ino, &o, (*text)->len))
+			fuse_lowlevel_notify_store(
+				fs->se, ino, (off_t)(*text)->len, &none, 0);
+	}
+	req_end(&r);
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	return ret;
+}
+
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct rbuf *text = NULL;
+	struct node n;
+	int ret;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		ret = -EROFS;
+	else
+		ret = file_node(fs, ino, &n);
+	if (ret == 0)
+		ret = snapshots_open(fs->snaps, ino, &n, fuse_req_ctx(req)->pid,
+				     &text);
+	if (ret == 0) {
+		/*
+		 * The lookup's content, through the page cache, which the
+		 * kernel empties of an earlier lookup's pages at this open.
+		 */
+		fi->direct_io = 0;
+		fi->keep_cache = 0;
+	} else if (ret == 1 &&
+		   (ret = open_again(req, ino, &n, fi, &text)) < 0) {
+		snapshots_release(fs->snaps, ino);
+	}
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)text;
+	hold(fs, text_held(text), false);
+	if (fuse_reply_open(req, fi) != 0) {
+		/* The opener was interrupted: no release will come. */
+		unhold(fs, text_held(text));
+		text_free(text);
+		snapshots_release(fs->snaps, ino);
+	}
+}
+
+/*
+ * Reply with bytes of a snapshot, a file's text or a directory's
+ * listing. Named in t/asan.supp: not inlined.
+ */
+static __attribute__((noinline)) void
+reply_from_snapshot(fuse_req_t req, const char *data, size_t size)
+{
+	fuse_reply_buf(req, data, size);
+}
+
+/* Serve @size bytes at @off of a file's text: any offset, any size. */
+static void reply_snapshot(fuse_req_t req, const struct rbuf *b, size_t size,
+			   off_t off)
+{
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((uint64_t)off >= b->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > b->len - (size_t)off)
+		size = b->len - (size_t)off;
+	reply_from_snapshot(req, b->data + off, size);
+}
+
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	(void)ino;
+	reply_snapshot(req, (const struct rbuf *)(uintptr_t)fi->fh, size, off);
+}
+
+static void fs_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct rbuf *text = (struct rbuf *)(uintptr_t)fi->fh;
+
+	unhold(req_fs(req), text_held(text));
+	text_free(text);
+	snapshots_release(req_fs(req)->snaps, ino);
+	fuse_reply_err(req, 0);
+}
+
+/*
+ * The kernel forgets inodes: snapshots go, and below proc/ the held
+ * table's entries; the others are numbers.
+ */
+static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	held_forget(fs->kheld, ino, nlookup);
+	if (snapshot_ino(ino))
+		snapshots_forget(fs->snaps, ino, nlookup);
+}
+
+static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	forget_one(req_fs(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	struct fs *fs = req_fs(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		forget_one(fs, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* The tree's listing sink: one entry in the kernel's dirent format. */
+static int listing_add(void *sink, const char *name, uint64_t ino, mode_t mode)
+{
+	struct fs_listing *l = sink;
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	struct rbuf *b = &l->entries;
+	size_t need, *start;
+
+	if (l->count + 2 > l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		start = realloc(l->start, l->cap * sizeof(*start));
+		if (!start)
+			return -ENOMEM;
+		l->start = start;
+	}
+	need = fuse_add_direntry(l->req, NULL, 0, name, NULL, 0);
+	if (rbuf_reserve(b, need) < 0)
+		return -ENOMEM;
+	fuse_add_direntry(l->req, b->data + b->len, need, name, &st,
+			  (off_t)(l->count + 1));
+	l->start[l->count++] = b->len;
+	b->len += need;
+	l->start[l->count] = b->len;
+	return 0;
+}
+
+static void listing_free(struct fs_listing *l)
+{
+	budget_uncharge(&l->charge);
+	rbuf_free(&l->entries);
+	free(l->start);
+	free(l);
+}
+
+/* The listing is made here, once: readdir serves it at any offset. */
+static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct budget_reader *who = NULL;
+	struct fs_listing *l = NULL;
+	struct request r;
+	uint64_t start;
+	struct stat st;
+	struct node n;
+	int ret;
+
+	req_begin(req, &r);
+	ret = tree_node(ino, &n);
+	if (ret == 0 && !S_ISDIR(tree_mode(&n)))
+		ret = -ENOTDIR;
+	if (ret == 0)
+		ret = req_node_view(req, &r, &n);
+	r.entering = true;
+	if (ret == 0)
+		ret = tree_check(&r, &n, &st);
+	if (ret == 0)
+		ret = ident_check(&r, ino, &n, &start);
+	if (ret == 0)
+		who = req_admit(&r, &n, &ret);
+	if (ret == 0) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			ret = -ENOMEM;
+	}
+	if (ret == 0) {
+		l->req = req;
+		if (tree_grows(&n))
+			serve_may_block();
+		ret = tree_list(&r, &n, listing_add, l);
+		l->req = NULL;
+	}
+	/* Held until releasedir: charged to its reader. */
+	if (ret == 0)
+		ret = budget_charge(who, node_ino(&n),
+				    block_bytes(l) +
+					    block_bytes(l->entries.data) +
+					    block_bytes(l->start),
+				    &l->charge);
+	budget_reader_put(who);
+	if (ret < 0) {
+		if (l)
+			listing_free(l);
+		fuse_reply_err(req, -ret);
+		goto out;
+	}
+	fi->fh = (uint64_t)(uintptr_t)l;
+	hold(req_fs(req), &l->held, true);
+	if (fuse_reply_open(req, fi) != 0) {
+		unhold(req_fs(req), &l->held);
+		listing_free(l);
+	}
+out:
+	req_end(&r);
+}
+
+/* The whole entries from index @off on that fit in @size bytes. */
+static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	const struct fs_listing *l =
+		(const struct fs_listing *)(uintptr_t)fi->fh;
+	size_t from, len;
+
+	(void)ino;
+	tree_listing_slice(l->start, l->count, off, size, &from, &len);
+	reply_from_snapshot(req, len ? l->entries.data + from : NULL, len);
+}
+
+static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct fs_listing *l = (struct fs_listing *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	unhold(req_fs(req), &l->held);
+	listing_free(l);
+	fuse_reply_err(req, 0);
+}
+
+/*
+ * Nothing here can be changed. The mount is read-only, so the kernel
+ * refuses most changes itself; these answer when it is mounted rw.
+ */
+static void rofs(fuse_req_t req)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)attr;
+	(void)to_set;
+	(void)fi;
+	rofs(req); /* chmod, chown, truncate, utimens */
+}
+
+static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	rofs(req);
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	rofs(req);
+}
+
+static void fs_remove(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent;
+	(void)name;
+	rofs(req); /* unlink, rmdir */
+}
+
+static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	rofs(req);
+}
+
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	(void)parent;
+	(void)name;
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	rofs(req);
+}
+
+static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	rofs(req);
+}
+
+static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)buf;
+	(void)size;
+	(void)off;
+	(void)fi;
+	rofs(req);
+}
+
+static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)fi;
+	rofs(req);
+}
+
+static void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	(void)ino;
+	(void)name;
+	(void)value;
+	(void)size;
+	(void)flags;
+	rofs(req);
+}
+
+static void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	(void)ino;
+	(void)name;
+	rofs(req);
+}
+
+static const struct fuse_lowlevel_ops fs_ops = {
+	.init = fs_init,
+	.destroy = fs_destroy,
+	.lookup = fs_lookup,
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
+	.getattr = fs_getattr,
+	.readlink = fs_readlink,
+	.open = fs_open,
+	.read = fs_read,
+	/* No .flush: the kernel then stops sending FLUSH at every close. */
+	.release = fs_release,
+	.opendir = fs_opendir,
+	.readdir = fs_readdir,
+	.releasedir = fs_releasedir,
+	.setattr = fs_setattr,
+	.mknod = fs_mknod,
+	.mkdir = fs_mkdir,
+	.unlink = fs_remove,
+	.rmdir = fs_remove,
+	.symlink = fs_symlink,
+	.rename = fs_rename,
+	.link = fs_link,
+	.write = fs_write,
+	.create = fs_create,
+	.setxattr = fs_setxattr,
+	.removexattr = fs_removexattr,
+};
+
+const struct fuse_lowlevel_ops *fs_operations(void)
+{
+	return &fs_ops;
+}
+
+int fs_new(struct engine *engine, struct views *views,
+	   const struct access_policy *access, struct fs_dropper *dropper,
+	   struct fs **out)
+{
+	struct fs *fs = calloc(1, sizeof(*fs));
+
+	if (!fs)
+		return -ENOMEM;
+	if (snapshots_new(text_free, &fs->snaps) < 0) {
+		free(fs);
+		return -ENOMEM;
+	}
+	if (held_new(views, &fs->kheld) < 0) {
+		snapshots_free(fs->snaps);
+		free(fs);
+		return -ENOMEM;
+	}
+	fs->env.engine = engine;
+	fs->env.views = views;
+	fs->env.access = *access;
+	fs->env.uid = getuid();
+	fs->env.gid = getgid();
+	fs->dropper = dropper;
+	pthread_mutex_init(&fs->held_lock, NULL);
+	fs->held.next = fs->held.prev = &fs->held;
+	pthread_mutex_lock(&dropper->lock);
+	if (dropper->mounts) {
+		fs->next = dropper->mounts->next;
+		fs->prev = dropper->mounts;
+		fs->next->prev = fs;
+		fs->prev->next = fs;
+	} else {
+		fs->next = fs->prev = fs;
+		dropper->mounts = fs;
+	}
+	fs->registered = true;
+	fs->sweep_at = FS_SWEEP_EVERY;
+	pthread_mutex_unlock(&dropper->lock);
+	*out = fs;
+	return 0;
+}
+
+void fs_set_session(struct fs *fs, struct fuse_session *se)
+{
+	fs->se = se;
+}
+
+void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l)
+{
+	fs->env.exited = x;
+	fs->env.listener = l;
+}
+
+void fs_free(struct fs *fs)
+{
+	if (!fs)
+		return;
+	fs_destroy(fs);
+	while (fs->held.next != &fs->held) {
+		struct fs_held *h = fs->held.next;
+
+		unhold(fs, h);
+		if (h->listing)
+			listing_free((struct fs_listing *)(void *)h);
+		else
+			text_free(held_text(h));
+	}
+	pthread_mutex_destroy(&fs->held_lock);
+	snapshots_free(fs->snaps);
+	held_free(fs->kheld);
+	free(fs);
+}

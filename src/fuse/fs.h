@@ -1,0 +1,96 @@
+/*
+ * fs: the FUSE layer: the operations of a timingfs mount, on libfuse's
+ * low-level API.
+ *
+ * Every operation is served from the node its inode number names
+ * (inode.h) by the tree (tree.h), for a request that says who asks:
+ * the reader's thread, its ids and, for nodes below proc/, its view
+ * (view.h). It never opens /proc or /sys itself.
+ *
+ * The kernel caches names and attributes per mount, for every reader at
+ * once. Below proc/ every inode number holds the view it was named in,
+ * so the names of two views never meet in those caches, as long as the
+ * kernel asks which proc/ a reader's path walk enters: the entry of
+ * proc/ itself is then looked up afresh at every walk (entry timeout
+ * 0). That lookup is a round trip to the daemon, a fifth of the cost
+ * of reading a file. So while only readers of the daemon's own view
+ * have come for VIEW_SHARED_S seconds (and hidepid is not invisible,
+ * which gives every owner a view), proc/ is kept for the shortest time
+ * the kernel keeps anything, one clock tick: the own view's walks then
+ * pay one lookup a tick, not one each; the first request from another
+ * view makes every walk ask, and drops proc/ from the kernel's cache at
+ * once. Whatever the kernel cached, every answer the daemon gives is in
+ * the view of the reader who asks. What the kernel answers alone, a
+ * stat of a name cached for the own view, reaches a reader of another
+ * view only if its walk comes within that tick of the own view's last
+ * one and before any request of its own.
+ */
+#ifndef TIMINGFS_FS_H
+#define TIMINGFS_FS_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include "engine.h"
+#include "exited.h"
+#include "listener.h"
+#include "access.h"
+#include "view.h"
+
+/*
+ * Entry and attribute timeout, s: lookups are cached this long, so a
+ * task that exits disappears from the tree within it. The entries of
+ * proc/self and groups/current are not cached, nor are negative
+ * lookups (a new process is there at once).
+ */
+#define FS_TIMEOUT_S 1.0
+
+/*
+ * The entry timeout of proc/ while only the daemon's own view reads:
+ * the kernel rounds any timeout up to a whole clock tick (1 to 10 ms),
+ * and keeps the entry for that tick.
+ */
+#define FS_PROC_TIMEOUT_S 1e-9
+
+struct fs;
+struct fs_dropper;
+
+/*
+ * fs_dropper_new - the thread, shared by every mount of the daemon,
+ * that tells the kernel to forget names (started at its first use,
+ * from a request). fs_dropper_free() stops it, after every mount's
+ * fs_free(). 0 or -ENOMEM.
+ */
+int fs_dropper_new(struct fs_dropper **out);
+void fs_dropper_free(struct fs_dropper *d);
+
+/*
+ * fs_new - the state of a mount serving @engine with @views and the
+ * access rules @access, its names dropped by @dropper; all must outlive
+ * it. Pass it as fuse_session_new()'s userdata, and fs_set_session()
+ * the session before serving. 0 or -ENOMEM.
+ */
+int fs_new(struct engine *engine, struct views *views,
+	   const struct access_policy *access, struct fs_dropper *dropper,
+	   struct fs **out);
+
+/* fs_set_session - the session that serves @fs, for notifications. */
+void fs_set_session(struct fs *fs, struct fuse_session *se);
+
+/*
+ * fs_set_exited - serve the exited tasks kept in @x, which @l files.
+ * Call it before serving; both outlive @fs.
+ */
+void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l);
+
+/* fs_free - release @fs after its session is destroyed; NULL allowed. */
+void fs_free(struct fs *fs);
+
+/*
+ * fs_operations - the operations of a timingfs mount. Every handler is
+ * safe to call from several threads at once. Files are opened with
+ * direct_io.
+ */
+const struct fuse_lowlevel_ops *fs_operations(void);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * inode: the nodes of the mounted tree and their inode numbers.
+ *
+ * A node is the kind of node (an index into the tree's table, tree.h),
+ * the view it was named in (view.h), and the numbers met on its path:
+ * the group N and processor M, or the PID and TID as that view numbers
+ * them. All of it fits in the 64 bits of an inode number,
+ *
+ *	bits  0..7   kind
+ *	bits  8..17  view slot (0 for nodes that are the same in every view)
+ *	bits 18..39  num[0]: the group N, or the PID
+ *	bits 40..61  num[1]: the processor M, or the TID
+ *
+ * so a node needs no table of its own: any request is served from its
+ * inode number alone, and the kernel, whose dentry and attribute caches
+ * are shared by every reader of a mount, never mixes up the names of
+ * two views, whose inode numbers differ. A number names a task by its
+ * number only; which task the kernel was told it is, is the FUSE
+ * layer's (held.h), for the inodes the kernel holds below proc/.
+ */
+#ifndef TIMINGFS_INODE_H
+#define TIMINGFS_INODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "view.h"
+
+#define NODE_KIND_BITS 8
+#define NODE_NUM_BITS 22
+/* Above any PID: the kernel's PID_MAX_LIMIT is 2^22. */
+#define NODE_NUM_MAX ((1U << NODE_NUM_BITS) - 1)
+
+/* The directories; the files and links follow them in the table. */
+enum node_kind {
+	K_NONE, /* no inode 0 */
+	K_ROOT, /* inode 1, FUSE_ROOT_ID */
+	K_GROUPS,
+	K_GROUP,
+	K_CPU,
+	K_PROC,
+	K_TGID,
+	K_THREADS,
+	K_TID,
+};
+
+struct node {
+	unsigned int kind;
+	unsigned int view; /* a view slot, below proc/ */
+	uint32_t num[2];
+};
+
+/* Who owns a node. */
+struct owner {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* node_ino - the inode number of @n. */
+uint64_t node_ino(const struct node *n);
+
+/* node_of - the node of inode number @ino (its kind unchecked). */
+void node_of(uint64_t ino, struct node *n);
+
+/* The numbers of a node, by what they mean. */
+static inline unsigned int node_group(const struct node *n)
+{
+	return n->num[0];
+}
+
+static inline unsigned int node_cpu(const struct node *n)
+{
+	return n->num[1];
+}
+
+static inline pid_t node_pid(const struct node *n)
+{
+	return (pid_t)n->num[0];
+}
+
+/* The thread, or 0 for the process itself. */
+static inline pid_t node_tid(const struct node *n)
+{
+	return (pid_t)n->num[1];
+}
+
+#endif

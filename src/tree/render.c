@@ -1,0 +1,176 @@
+/*
+ * render: engine values as the text of timingfs's files.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "render.h"
+#include "units.h"
+
+void rbuf_init(struct rbuf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void rbuf_free(struct rbuf *b)
+{
+	free(b->data);
+	rbuf_init(b);
+}
+
+int rbuf_reserve(struct rbuf *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 64;
+	char *data;
+
+	if (b->len + more < b->cap)
+		return 0;
+	while (cap <= b->len + more)
+		cap *= 2;
+	data = realloc(b->data, cap);
+	if (!data)
+		return -ENOMEM;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+int rbuf_printf(struct rbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if (rbuf_reserve(b, (size_t)n) < 0)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int render_value(struct rbuf *b, uint64_t v)
+{
+	return rbuf_printf(b, "%" PRIu64 "\n", v);
+}
+
+int render_kv(struct rbuf *b, const char *key, uint64_t v)
+{
+	return rbuf_printf(b, "%s %" PRIu64 "\n", key, v);
+}
+
+int render_cycles(struct rbuf *b, enum units units, const struct task_times *t)
+{
+	(void)units;
+	return render_value(b, t->cycles);
+}
+
+int render_kernel_time(struct rbuf *b, enum units units,
+		       const struct task_times *t)
+{
+	return render_value(b, units_duration(units, t->kernel_ns));
+}
+
+int render_user_time(struct rbuf *b, enum units units,
+		     const struct task_times *t)
+{
+	return render_value(b, units_duration(units, t->user_ns));
+}
+
+int render_creation_time(struct rbuf *b, enum units units,
+			 const struct task_times *t)
+{
+	return render_value(b, units_timestamp(units, t->creation_ns));
+}
+
+int render_exit_time(struct rbuf *b, enum units units,
+		     const struct task_times *t)
+{
+	return render_value(b, units_timestamp(units, t->exit_ns));
+}
+
+int render_times(struct rbuf *b, enum units units, const struct task_times *t)
+{
+	return rbuf_printf(b,
+			   "cycles %" PRIu64 "\nkernel_time %" PRIu64
+			   "\nuser_time %" PRIu64 "\ncreation_time %" PRIu64
+			   "\nexit_time %" PRIu64 "\n",
+			   t->cycles, units_duration(units, t->kernel_ns),
+			   units_duration(units, t->user_ns),
+			   units_timestamp(units, t->creation_ns),
+			   units_timestamp(units, t->exit_ns));
+}
+
+int render_table_header(struct rbuf *b)
+{
+	return rbuf_printf(b, "pid tid cycles kernel_time user_time "
+			      "creation_time exit_time\n");
+}
+
+int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
+		     const struct task_times *t)
+{
+	return rbuf_printf(b,
+			   "%d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			   " %" PRIu64 "\n",
+			   pid, tid, t->cycles,
+			   units_duration(units, t->kernel_ns),
+			   units_duration(units, t->user_ns),
+			   units_timestamp(units, t->creation_ns),
+			   units_timestamp(units, t->exit_ns));
+}
+
+int render_idle_cycles(struct rbuf *b, uint64_t mask, const uint64_t cycles[64])
+{
+	unsigned int m;
+	int ret;
+
+	for (m = 0; m < 64; m++) {
+		if (!(mask & (1ULL << m)))
+			continue;
+		ret = rbuf_printf(b, "cpu%u %" PRIu64 "\n", m, cycles[m]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int render_cpulist(struct rbuf *b, const int *cpus, size_t n)
+{
+	size_t i = 0, j;
+	int ret = 0;
+
+	while (i < n && ret == 0) {
+		for (j = i; j + 1 < n && cpus[j + 1] == cpus[j] + 1; j++)
+			;
+		if (j == i)
+			ret = rbuf_printf(b, "%s%d", i ? "," : "", cpus[i]);
+		else
+			ret = rbuf_printf(b, "%s%d-%d", i ? "," : "", cpus[i],
+					  cpus[j]);
+		i = j + 1;
+	}
+	return ret ? ret : rbuf_printf(b, "\n");
+}
+
+int render_info(struct rbuf *b, const char *version,
+		const struct engine_info *info)
+{
+	return rbuf_printf(b,
+			   "version %s\nunits %s\ntsc_hz %" PRIu64
+			   "\ntsc_source %s\nclk_tck %ld\nidle_source %s\n"
+			   "group_max_size %u\ngroup_count %u\n",
+			   version, units_name(info->units), info->tsc_hz,
+			   info->tsc_source, info->clk_tck, info->idle_source,
+			   info->group_max_size, info->group_count);
+}

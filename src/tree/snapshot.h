@@ -1,0 +1,218 @@
+/*
+ * snapshot: the kernel's inodes of timingfs's files, each one snapshot
+ * of a file's content, made when a path walk looks the file up.
+ *
+ * Why. Since Linux 6.5 the kernel serves sendfile(2), splice(2) and
+ * copy_file_range(2)'s fallback of a FUSE file through its page cache,
+ * up to the inode's size, direct_io or not; so does mmap(2). Those
+ * readers (busybox cat and cp, Python's shutil.copyfile, splicing cats)
+ * get exactly what the page cache holds up to i_size: nothing at size
+ * 0, a truncated value at a size too small, and pages of two snapshots
+ * mixed when two opens of one inode share its page cache. The page
+ * cache and the size belong to the inode, not to the open file: so
+ * each snapshot gets an inode of its own, of its exact size.
+ *
+ * How. A LOOKUP of a file renders its content then and there, and
+ * answers with an inode whose attributes carry the content's exact
+ * length. The entry timeout of a file is 0, so the kernel looks the
+ * name up again at every path walk. The answer is the inode of the
+ * name's last lookup, its content made anew, while no open file holds
+ * it and no other thread's lookup of it waits for its open; otherwise
+ * an extra inode, never given before, which the kernel puts in place
+ * of the held one in its dentry. The OPEN that follows on the same
+ * thread takes the content made at its lookup as the open file's
+ * snapshot; the open drops whatever pages an earlier snapshot left in
+ * the inode's cache, and, as no other open holds the inode, its page
+ * cache holds this snapshot alone: read(2), pread, sendfile, splice and
+ * mmap all see the same bytes, the size is exact (stat, ls -l, du, find
+ * -size, tail -c agree with cat), and two readers of one path never
+ * share a page cache. A walk costs one LOOKUP more than a cached dentry
+ * does, and the content's end is known to the kernel, which saves the
+ * READ at the end of the file; the path itself is checked once in
+ * SNAPSHOT_CHECKED_MS per directory, as a cached dentry was.
+ *
+ * The generation. A LOOKUP's reply carries the content's length in the
+ * inode's generation too (added to its task's part, inode.h's
+ * held_generation()). The kernel drops attributes from a reply when
+ * another change to the inode came after the request was sent, so two
+ * lookups of one inode whose replies crossed could leave the kernel
+ * with the older size while the open serves the newer content: a cut
+ * read. An inode whose generation differs from a reply's is stale to
+ * the kernel, which makes a new inode with the reply's size instead;
+ * where the length stays the same, a dropped reply changes nothing.
+ * Making an inode stale fails I/O on it, which is why an inode another
+ * reader has open or is about to open is never handed out (above).
+ *
+ * Why not another design (measured with a throwaway filesystem, see
+ * the README): size 0 gives page-cache readers nothing; a bound such
+ * as sysfs's 4096 is shrunk by the first short read and then truncates
+ * longer values, and truncates tables beyond it; one inode per name
+ * shares its page cache between readers, whose pages of two snapshots
+ * then mix.
+ *
+ * A second open of an inode after one lookup, which comes only without
+ * a path walk (a file bind-mounted on its own, /proc/self/fd/N opened
+ * again, an O_PATH descriptor passed on), renders the content afresh:
+ * the FUSE layer serves it with direct_io, for read(2) the kernel's
+ * size does not matter, and grows the inode's size first when the
+ * content is now longer (a notification that touches no page), so that
+ * a page-cache reader meets the end of the content in a short read,
+ * which shrinks the size to it.
+ *
+ * Node IDs. A file's first inode is its node's own inode number
+ * (inode.h), which needs no memory: the table holds an entry for it
+ * only while it is in use (open, a lookup's content waiting for its
+ * open) and drops it at the release that ends its use, or at a sweep;
+ * a directory whose path a lookup checked has an entry for
+ * SNAPSHOT_CHECKED_MS. So the daemon's memory follows what is being
+ * read, not the files the kernel keeps cached. An extra inode's ID has bit 63
+ * set, which no node's number (62 bits) has, and a counter below it;
+ * its entry lives until the kernel forgets it and nobody has it open.
+ * Every inode's attributes carry the node's own number as st_ino.
+ *
+ * Memory. Each entry is charged to the budget of the reader whose
+ * lookup made it (budget.h), snapshots_entry_bytes() each, until it
+ * goes; the content a lookup made is the caller's to charge (it is
+ * handed in, and freed with the function given to snapshots_new()). An
+ * own inode's entry made by an open without a lookup is charged to
+ * nobody here: that open renders afresh, and its caller charges the
+ * entry's bytes with the content.
+ *
+ * Thread safety: every function may be called from any thread.
+ */
+#ifndef TIMINGFS_SNAPSHOT_H
+#define TIMINGFS_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "budget.h"
+#include "request.h"
+#include "render.h"
+
+#define SNAPSHOT_INO_BIT (1ULL << 63)
+
+/*
+ * A lookup's content waits this long for its thread's open, which comes
+ * within the same system call; a lookup never opened (a stat) holds its
+ * inode no longer.
+ */
+#define SNAPSHOT_PENDING_MS 1000
+
+/*
+ * A lookup that checked a file's path (every numbered directory on it
+ * exists for the reader) vouches for it this long, as the kernel's
+ * dentry of a file did when it was cached for FS_TIMEOUT_S: a lookup
+ * in between only renders, which itself fails when the task is gone.
+ */
+#define SNAPSHOT_CHECKED_MS 1000
+
+/*
+ * An extra inode nobody has open is asked to be forgotten (its name
+ * dropped from the kernel's cache) at most once in this long: the
+ * kernel keeps unused names until memory runs short, and each extra
+ * inode it keeps is an entry here.
+ */
+#define SNAPSHOT_REFORGET_MS 10000
+
+/* How many slots one lookup's sweep visits: as many idle extras at most. */
+#define SNAPSHOT_SWEEP_MAX 4
+
+/* The idle extra inodes a sweep found: their nodes, to be forgotten. */
+struct snapshot_idle {
+	struct node node[SNAPSHOT_SWEEP_MAX];
+	unsigned int count;
+};
+
+struct snapshots;
+
+/* snapshot_ino - whether node ID @ino names an extra inode. */
+static inline bool snapshot_ino(uint64_t ino)
+{
+	return (ino & SNAPSHOT_INO_BIT) != 0;
+}
+
+/*
+ * snapshots_new - an empty table, which frees the contents it holds
+ * (lookups' contents never opened) with @free_text: 0, or -ENOMEM.
+ */
+int snapshots_new(void (*free_text)(struct rbuf *text), struct snapshots **out);
+
+/* snapshots_entry_bytes - what one entry of the table costs. */
+size_t snapshots_entry_bytes(void);
+
+/* snapshots_free - release @s and every snapshot in it; NULL allowed. */
+void snapshots_free(struct snapshots *s);
+
+/*
+ * snapshots_checked - whether a lookup of a file of directory @dir
+ * checked the path less than SNAPSHOT_CHECKED_MS ago; if so, the owner
+ * of its files as then, in *@o. One record serves every file of a
+ * directory (the six of a thread), so the table holds a record per
+ * directory walked in the last SNAPSHOT_CHECKED_MS, and a file's own
+ * record only while it is in use.
+ */
+bool snapshots_checked(struct snapshots *s, const struct node *dir,
+		       struct owner *o);
+
+/*
+ * snapshots_lookup - a lookup of node @n made @text, which it takes on
+ * success (the caller keeps it on failure), for thread @pid, whose open
+ * takes it (NULL: none could be made, the size is 0 and the open
+ * renders anew); @o its owner; @checked its directory when this lookup
+ * checked the path, else NULL; @who the reader the entries it makes
+ * are charged to (NULL: nobody). Sets *@ino: the node's last inode when
+ * no open holds it and no other thread's lookup waits for its open,
+ * else an extra one. 0, or -ENOMEM (out of memory, or an entry past
+ * @who's budget). Either way, *@idle is what the lookup's
+ * sweep found of extra inodes that nobody uses any more: the caller
+ * has the kernel drop their names, so that it forgets them.
+ */
+int snapshots_lookup(struct snapshots *s, const struct node *n,
+		     const struct owner *o, pid_t pid, struct rbuf *text,
+		     const struct node *checked, struct budget_reader *who,
+		     uint64_t *ino, struct snapshot_idle *idle);
+
+/*
+ * snapshots_get - the node, owner and size (what the kernel was last
+ * told) of inode @ino. -ENOENT when the table knows nothing of it:
+ * an extra inode the kernel forgot, or a node's own inode not in use
+ * (whose node its number encodes) or opened without a lookup.
+ */
+int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
+		  struct owner *o, uint64_t *size);
+
+/*
+ * snapshots_open - an open of inode @ino, node @n, by thread @pid, to
+ * be snapshots_release()d. The first open after a lookup, by the thread
+ * that looked it up, takes the content made then: *@text, now the
+ * caller's, and 0. Any other open gets *@text NULL and 1: the caller
+ * renders the content afresh and snapshots_resize()s. -ENOENT for an
+ * extra inode the table does not hold, -ENOMEM.
+ */
+int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
+		   pid_t pid, struct rbuf **text);
+
+/* snapshots_release - an open of @ino is closed. */
+void snapshots_release(struct snapshots *s, uint64_t ino);
+
+/*
+ * snapshots_resize - an open of inode @ino rendered @size bytes afresh,
+ * for a node owned by @o: whether the kernel may have been told
+ * less (then the caller grows the inode's size). Recorded either way.
+ */
+bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
+		      uint64_t size);
+
+/*
+ * snapshots_forget - the kernel forgets @nlookup lookups of @ino. An
+ * extra inode goes at none left, once nobody has it open; a node's own
+ * inode needs nothing.
+ */
+void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
+
+/* snapshots_count - how many inodes the table holds now. */
+size_t snapshots_count(struct snapshots *s);
+
+#endif

@@ -1,0 +1,348 @@
+/*
+ * tree: the table of the mounted tree, and the operations on its nodes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decimal.h"
+#include "tree.h"
+
+#define DIR_MODE (S_IFDIR | 0555)
+#define FILE_MODE (S_IFREG | 0444)
+#define LINK_MODE (S_IFLNK | 0777)
+
+typedef int (*task_fn)(struct rbuf *b, enum units units,
+		       const struct task_times *t);
+typedef int (*show_fn)(struct request *r, const struct node *n, struct rbuf *b);
+typedef int (*link_fn)(struct request *r, char *buf, size_t size);
+typedef int (*check_fn)(struct request *r, const struct node *n,
+			struct owner *o);
+typedef int (*list_fn)(struct request *r, const struct node *dir,
+		       struct listing *l);
+
+/*
+ * One kind of node. A numbered directory has no name: its names are
+ * PREFIX and a canonical decimal, and check() says whether the number
+ * in num[slot] exists now (and may set the owner).
+ */
+struct entry {
+	unsigned int parent; /* the kind of its directory */
+	const char *name;
+	mode_t mode;
+	task_fn task; /* a file of a task's times, */
+	unsigned int need; /* what it needs of them (enum task_need) */
+	show_fn show; /* any other file */
+	link_fn link; /* a symlink: its target for the reader */
+	const char *prefix; /* a numbered directory: */
+	unsigned int slot;
+	check_fn check;
+	list_fn list;
+	bool grows; /* as long as the tasks it lists: a table, proc/, threads/ */
+};
+
+#define E_DIR(PARENT, NAME)                                       \
+	{                                                         \
+		.parent = PARENT, .name = NAME, .mode = DIR_MODE, \
+	}
+#define E_TASKS_DIR(PARENT, NAME)                                 \
+	{                                                         \
+		.parent = PARENT, .name = NAME, .mode = DIR_MODE, \
+		.grows = true,                                    \
+	}
+#define E_NUMBERED(PARENT, PREFIX, SLOT, CHECK, LIST)                 \
+	{                                                             \
+		.parent = PARENT, .mode = DIR_MODE, .prefix = PREFIX, \
+		.slot = SLOT, .check = CHECK, .list = LIST,           \
+	}
+#define E_FILE(PARENT, NAME, SHOW)                                 \
+	{                                                          \
+		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
+		.show = SHOW,                                      \
+	}
+#define E_TABLE(PARENT, NAME, SHOW)                                \
+	{                                                          \
+		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
+		.show = SHOW, .grows = true,                       \
+	}
+#define E_TASK(PARENT, NAME, RENDER, NEED)                         \
+	{                                                          \
+		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
+		.task = RENDER, .need = NEED,                      \
+	}
+#define E_LINK(PARENT, NAME, TARGET)                               \
+	{                                                          \
+		.parent = PARENT, .name = NAME, .mode = LINK_MODE, \
+		.link = TARGET,                                    \
+	}
+
+/* The files of a task, the same for a process and for a thread. */
+#define TASK_FILES(PARENT)                                                     \
+	E_TASK(PARENT, "cycles", render_cycles, TASK_CPU),                     \
+		E_TASK(PARENT, "kernel_time", render_kernel_time, TASK_SPLIT), \
+		E_TASK(PARENT, "user_time", render_user_time, TASK_SPLIT),     \
+		E_TASK(PARENT, "creation_time", render_creation_time,          \
+		       TASK_START),                                            \
+		E_TASK(PARENT, "exit_time", render_exit_time, TASK_START),     \
+		E_TASK(PARENT, "times", render_times, TASK_ALL)
+
+static const struct entry tree[] = {
+	/* The directories, at the kinds of enum node_kind. */
+	[K_ROOT] = E_DIR(K_NONE, ""),
+	[K_GROUPS] = E_DIR(K_ROOT, "groups"),
+	[K_GROUP] = E_NUMBERED(K_GROUPS, "", 0, check_group, list_groups),
+	[K_CPU] = E_NUMBERED(K_GROUP, "cpu", 1, check_cpu, list_cpus),
+	[K_PROC] = E_TASKS_DIR(K_ROOT, "proc"),
+	[K_TGID] = E_NUMBERED(K_PROC, "", 0, check_pid, list_pids),
+	[K_THREADS] = E_TASKS_DIR(K_TGID, "threads"),
+	[K_TID] = E_NUMBERED(K_THREADS, "", 1, check_tid, list_tids),
+	/* Files and links. */
+	E_FILE(K_ROOT, "info", show_info),
+	E_LINK(K_GROUPS, "current", link_current_group),
+	E_FILE(K_GROUP, "cpus", show_group_cpus),
+	E_FILE(K_GROUP, "idle_cycles", show_group_idle),
+	E_FILE(K_CPU, "idle_cycles", show_cpu_idle),
+	E_FILE(K_CPU, "cpu", show_cpu_number),
+	E_LINK(K_PROC, "self", link_self),
+	E_TABLE(K_PROC, "table", show_table),
+	E_TABLE(K_TGID, "threads.table", show_threads_table),
+	TASK_FILES(K_TGID),
+	TASK_FILES(K_TID),
+};
+
+#define KINDS (sizeof(tree) / sizeof(tree[0]))
+_Static_assert(KINDS <= (1U << NODE_KIND_BITS), "kinds fit in an inode");
+
+static const struct entry *entry_of(const struct node *n)
+{
+	return &tree[n->kind];
+}
+
+int tree_node(uint64_t ino, struct node *n)
+{
+	node_of(ino, n);
+	if (n->kind <= K_NONE || n->kind >= KINDS || node_ino(n) != ino)
+		return -ENOENT;
+	return 0;
+}
+
+mode_t tree_mode(const struct node *n)
+{
+	return entry_of(n)->mode;
+}
+
+static bool kind_in_proc(unsigned int kind)
+{
+	for (; kind != K_ROOT && kind != K_NONE; kind = tree[kind].parent)
+		if (kind == K_PROC)
+			return true;
+	return false;
+}
+
+bool tree_in_proc(const struct node *n)
+{
+	return kind_in_proc(n->kind);
+}
+
+/* A name is a number only in its one canonical decimal spelling. */
+static int canonical_number(const char *s, uint32_t *v)
+{
+	uint64_t n;
+
+	if (decimal_parse(s, NODE_NUM_MAX, &n) < 0)
+		return -ENOENT;
+	*v = (uint32_t)n;
+	return 0;
+}
+
+int tree_child(const struct node *dir, const char *name, struct node *child)
+{
+	const struct entry *ent;
+	size_t len;
+	unsigned int k;
+
+	if (!S_ISDIR(entry_of(dir)->mode))
+		return -ENOTDIR;
+	for (k = K_ROOT + 1; k < KINDS; k++) {
+		ent = &tree[k];
+		if (ent->parent != dir->kind)
+			continue;
+		*child = *dir;
+		child->kind = k;
+		if (!kind_in_proc(k))
+			child->view = 0;
+		if (ent->name) {
+			if (strcmp(ent->name, name) == 0)
+				return 0;
+			continue;
+		}
+		len = strlen(ent->prefix);
+		if (strncmp(name, ent->prefix, len) == 0 &&
+		    canonical_number(name + len, &child->num[ent->slot]) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+void tree_parent(const struct node *n, struct node *parent)
+{
+	const struct entry *ent = entry_of(n);
+
+	*parent = *n;
+	if (n->kind == K_ROOT)
+		return;
+	parent->kind = ent->parent;
+	if (ent->check) /* leaving a numbered directory: forget its number */
+		parent->num[ent->slot] = 0;
+	if (!kind_in_proc(parent->kind))
+		parent->view = 0;
+}
+
+void tree_name(const struct node *n, char *buf, size_t size)
+{
+	const struct entry *ent = entry_of(n);
+
+	if (ent->check)
+		snprintf(buf, size, "%s%u", ent->prefix ? ent->prefix : "",
+			 n->num[ent->slot]);
+	else
+		snprintf(buf, size, "%s", ent->name ? ent->name : "");
+}
+
+bool tree_grows(const struct node *n)
+{
+	return entry_of(n)->grows;
+}
+
+/* The owner of @n as the checks on its path leave it; the mode. */
+void tree_stat_owned(const struct request *r, const struct node *n,
+		     const struct owner *o, struct stat *st)
+{
+	const struct access_policy *access = &r->env->access;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = node_ino(n);
+	st->st_mode = entry_of(n)->mode;
+	st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
+	st->st_uid = o->uid;
+	st->st_gid = o->gid;
+	/*
+	 * hidepid=noaccess: others may not enter a process's directory.
+	 * The kernel checks it for every reader (default_permissions)
+	 * from these attributes, which are the same for all of them.
+	 */
+	if (n->kind == K_TGID && access->hidepid == HIDEPID_NOACCESS) {
+		st->st_mode = S_IFDIR | 0500;
+		if (access->gid != ACCESS_GID_NONE) {
+			st->st_mode = S_IFDIR | 0550;
+			st->st_gid = access->gid;
+		}
+	}
+	st->st_size = 0; /* a file's: its snapshot's length (snapshot.h) */
+	st->st_blksize = 4096;
+	st->st_atim = st->st_mtim = st->st_ctim = r->env->mount_time;
+}
+
+int tree_check(struct request *r, const struct node *n, struct stat *st)
+{
+	struct owner o = { r->env->uid, r->env->gid };
+	unsigned int kind;
+	int ret;
+
+	for (kind = n->kind; kind != K_ROOT; kind = tree[kind].parent) {
+		if (!tree[kind].check)
+			continue;
+		ret = tree[kind].check(r, n, &o);
+		if (ret < 0)
+			return ret;
+	}
+	tree_stat_owned(r, n, &o, st);
+	return 0;
+}
+
+void tree_stat(struct request *r, const struct node *n, struct stat *st)
+{
+	struct owner o = { r->env->uid, r->env->gid };
+	struct node process = *n;
+
+	process.kind = K_TGID;
+	if (kind_in_proc(n->kind) && n->kind != K_PROC &&
+	    check_pid(r, &process, &o) < 0) {
+		o.uid = r->env->uid; /* gone, or not a process */
+		o.gid = r->env->gid;
+	}
+	tree_stat_owned(r, n, &o, st);
+}
+
+int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
+	      void *sink)
+{
+	struct listing l = { .add = add, .sink = sink };
+	const struct entry *ent;
+	struct node parent;
+	unsigned int k;
+	int ret;
+
+	if (!S_ISDIR(entry_of(dir)->mode))
+		return -ENOTDIR;
+	tree_parent(dir, &parent);
+	ret = add(sink, ".", node_ino(dir), DIR_MODE);
+	if (ret == 0)
+		ret = add(sink, "..", node_ino(&parent), DIR_MODE);
+	for (k = K_ROOT + 1; ret == 0 && k < KINDS; k++) {
+		ent = &tree[k];
+		if (ent->parent != dir->kind)
+			continue;
+		l.child = *dir;
+		l.child.kind = k;
+		l.child.view = kind_in_proc(k) && r->view ? r->view->slot : 0;
+		if (ent->name) {
+			ret = add(sink, ent->name, node_ino(&l.child),
+				  ent->mode);
+		} else {
+			l.slot = ent->slot;
+			l.mode = ent->mode;
+			ret = ent->list(r, dir, &l);
+		}
+	}
+	return ret < 0 ? ret : 0;
+}
+
+void tree_listing_slice(const size_t *start, size_t count, int64_t off,
+			size_t size, size_t *from, size_t *len)
+{
+	size_t first, end;
+
+	*from = *len = 0;
+	if (off < 0 || (uint64_t)off >= count)
+		return;
+	first = end = (size_t)off;
+	while (end < count && start[end + 1] - start[first] <= size)
+		end++;
+	*from = start[first];
+	*len = start[end] - start[first];
+}
+
+int tree_render(struct request *r, const struct node *n, struct rbuf *b)
+{
+	const struct entry *ent = entry_of(n);
+	struct task_times t;
+	int ret;
+
+	if (ent->task) {
+		ret = task_times(r, n, ent->need, &t);
+		return ret < 0 ? ret :
+				 ent->task(b, engine_units(r->env->engine), &t);
+	}
+	if (ent->show)
+		return ent->show(r, n, b);
+	return S_ISDIR(ent->mode) ? -EISDIR : -EINVAL;
+}
+
+int tree_readlink(struct request *r, const struct node *n, char *buf,
+		  size_t size)
+{
+	const struct entry *ent = entry_of(n);
+
+	return ent->link ? ent->link(r, buf, size) : -EINVAL;
+}
