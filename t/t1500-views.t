@@ -114,7 +114,7 @@ test_expect_success UNSHARE 'setup: namespace NS1' '
 # first request reaches the daemon, a stat of a name the host looked up
 # in the last second is answered from the kernel's cache. The contract
 # (interface.md, Views) says it must not resolve.
-# While only the host has read, proc/ is kept for one clock tick (src/fs.h):
+# While only the host has read, proc/ is kept for one clock tick (src/fuse/fs.h):
 # a stat that the kernel answers alone, from its cache, is the reader's
 # own once that tick is over. Reads and listings are always (below).
 # Then its own init is there for it: the mount is not empty for it.

@@ -28,7 +28,7 @@ WARMUP=$((TEST_SOAK_SECONDS / 4 > 5 ? TEST_SOAK_SECONDS / 4 : 5))
 KEEP=5
 MAX_TASKS=500
 # The bounds that grow up to a size and stay: the task descriptors the
-# engine keeps open (TASK_FDS in src/engine.c), and one more open by each
+# engine keeps open (TASK_FDS in src/engine/engine.c), and one more open by each
 # of libfuse's workers (10) between an open and its keeping.
 TASK_FDS=256
 WORKERS=10

@@ -221,7 +221,7 @@ test_expect_success 'the container ends after the hostile root moved the mount: 
 # The descriptors are counted apart from those the engine keeps of
 # tasks' /proc files for their next read (/proc/N/status,
 # /proc/N/task/N/stat...),
-# which it bounds by itself (256, src/engine.c) and frees only when a
+# which it bounds by itself (256, src/engine/engine.c) and frees only when a
 # slot is taken by another task: those are a fourth number.
 usage() {
 	local fds

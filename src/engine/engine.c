@@ -33,13 +33,13 @@
  * that does not fit (a status of thousands of groups, a stat of a long
  * name), in ever larger ones on the heap: no source has a size limit.
  */
-#define TEXT_SMALL 1024
+#define READBUF_SMALL 1024
 #define TEXT_MAX ((size_t)1 << 26)
 
-struct text {
+struct readbuf {
 	char *data;
 	size_t size;
-	char small[TEXT_SMALL];
+	char small[READBUF_SMALL];
 };
 
 /*
@@ -487,17 +487,17 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 	return ret;
 }
 
-static void text_init(struct text *t)
+static void readbuf_init(struct readbuf *t)
 {
 	t->data = t->small;
 	t->size = sizeof(t->small);
 }
 
-static void text_free(struct text *t)
+static void readbuf_free(struct readbuf *t)
 {
 	if (t->data != t->small)
 		free(t->data);
-	text_init(t);
+	readbuf_init(t);
 }
 
 /*
@@ -505,7 +505,7 @@ static void text_free(struct text *t)
  * as read_task_file_into() sets it.
  */
 static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
-			  const char *name, struct text *t, uint64_t *start)
+			  const char *name, struct readbuf *t, uint64_t *start)
 {
 	size_t size;
 	char *data;
@@ -522,7 +522,7 @@ static int read_task_file(struct engine *e, pid_t pid, pid_t tid,
 		data = malloc(size);
 		if (!data)
 			return -ENOMEM;
-		text_free(t);
+		readbuf_free(t);
 		t->data = data;
 		t->size = size;
 	}
@@ -588,14 +588,14 @@ static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 			  struct task_stat *st)
 {
 	uint64_t mark = __atomic_load_n(&e->opens, __ATOMIC_SEQ_CST), start;
-	struct text t;
+	struct readbuf t;
 	int ret;
 
-	text_init(&t);
+	readbuf_init(&t);
 	ret = read_task_file(e, pid, tid, "stat", &t, &start);
 	if (ret >= 0)
 		ret = task_parse_stat(t.data, st);
-	text_free(&t);
+	readbuf_free(&t);
 	if (ret < 0)
 		return ret;
 	start_memo_put(e, tid ? tid : pid, st->start_ticks);
@@ -611,19 +611,19 @@ static int read_task_stat(struct engine *e, pid_t pid, pid_t tid,
 int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 		      struct task_ident *ident)
 {
-	struct text t;
+	struct readbuf t;
 	int ret;
 
 	uint64_t start;
 
-	text_init(&t);
+	readbuf_init(&t);
 	ret = read_task_file(e, pid, tid, "status", &t, &start);
 	if (ret >= 0)
 		ret = task_parse_status(t.data, &ident->tgid, &ident->uid,
 					&ident->gid);
 	if (ret >= 0)
 		ret = task_parse_creds(t.data, &ident->creds);
-	text_free(&t);
+	readbuf_free(&t);
 	ident->creation_ns = start_creation_ns(e, start);
 	return ret < 0 ? ret : 0;
 }
@@ -656,14 +656,14 @@ int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid)
 static int thread_cpu_ns(struct engine *e, pid_t pid, pid_t tid, uint64_t *ns,
 			 uint64_t *start)
 {
-	struct text t;
+	struct readbuf t;
 	int ret;
 
-	text_init(&t);
+	readbuf_init(&t);
 	ret = read_task_file(e, pid, tid, "schedstat", &t, start);
 	if (ret >= 0)
 		ret = task_parse_schedstat(t.data, ns);
-	text_free(&t);
+	readbuf_free(&t);
 	return ret;
 }
 

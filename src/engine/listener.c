@@ -593,8 +593,8 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /* Send @nlh on @sock and wait for its answer; 0 or -errno. */
-static int request(struct listener *l, struct mnl_socket *sock,
-		   struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+static int nl_request(struct listener *l, struct mnl_socket *sock,
+		      struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	unsigned int seq = nlh->nlmsg_seq, port = mnl_socket_get_portid(sock);
 	ssize_t len;
@@ -649,7 +649,7 @@ static int open_taskstats(struct listener *l, char *err, size_t errlen)
 	}
 	nlh = genl_message(msg, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME);
-	ret = request(l, l->ts, nlh, family_cb, &l->family);
+	ret = nl_request(l, l->ts, nlh, family_cb, &l->family);
 	if (ret < 0 || !l->family) {
 		snprintf(err, errlen, "no taskstats in this kernel: %s",
 			 strerror(ret < 0 ? -ret : ENOENT));
@@ -667,7 +667,7 @@ static int open_taskstats(struct listener *l, char *err, size_t errlen)
 	cpus[strcspn(cpus, "\n")] = '\0';
 	nlh = genl_message(msg, l->family, TASKSTATS_CMD_GET, 2);
 	mnl_attr_put_strz(nlh, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, cpus);
-	ret = request(l, l->ts, nlh, NULL, NULL);
+	ret = nl_request(l, l->ts, nlh, NULL, NULL);
 	if (ret < 0) {
 		snprintf(err, errlen,
 			 "cannot listen to taskstats exit records: %s%s",

@@ -9,7 +9,7 @@
  * charged to its reader's budget of memory (budget.h) while the daemon
  * holds it, and refused with ENOMEM past it. Every inode below proc/
  * that an entry reply gives the kernel is recorded with the start of
- * its task until the kernel forgets it (inode.h's held table): a
+ * its task until the kernel forgets it (held.h): a
  * request by node ID whose task is no longer that one is ENOENT, and
  * a view's slot stays its own while the kernel holds any. Errors are
  * -errno internally, passed straight through from the tree and the
@@ -149,7 +149,7 @@ static struct fs *dropper_next(struct fs_dropper *d)
 
 /*
  * Drop the names the kernel keeps of directories of tasks that have
- * exited (inode.h's held_gone()): each is an entry of the held table,
+ * exited (held.h's held_gone()): each is an entry of the held table,
  * and the kernel, which keeps a name until memory runs short, would
  * otherwise grow it with every task a walk ever met.
  */
@@ -444,7 +444,7 @@ static int req_node_view(fuse_req_t req, struct request *r,
 /*
  * Whether node ID @ino, node @n, is still the task the kernel was told
  * it is: the start its last entry reply recorded is the start of the
- * task its numbers name now in the reader's view (inode.h's held
+ * task its numbers name now in the reader's view (held.h's
  * table). A descriptor, a working directory or a reopen of an inode
  * whose task exited, or whose number another task took, gets -ENOENT,
  * never that task; except while the kernel may still walk paths through
@@ -815,7 +815,7 @@ out_put:
 
 /*
  * Tell the kernel node @n: below proc/, the inode is recorded as held,
- * and its generation says which task it is (inode.h).
+ * and its generation says which task it is (held.h).
  */
 static int lookup_reply(struct request *r, const struct node *n, uint64_t start,
 			struct fuse_entry_param *ep)

@@ -88,8 +88,9 @@ void fs_free(struct fs *fs);
 
 /*
  * fs_operations - the operations of a timingfs mount. Every handler is
- * safe to call from several threads at once. Files are opened with
- * direct_io.
+ * safe to call from several threads at once. An open serves the content
+ * its lookup made through the page cache, and one that came without a
+ * lookup (snapshot.h) content made afresh, with direct_io.
  */
 const struct fuse_lowlevel_ops *fs_operations(void);
 

@@ -5,8 +5,13 @@
  * or family of numbered directories. Below proc/ every number is the
  * reader's view's: a callback translates it into the daemon's number
  * before it asks the engine, and a task that is not in the reader's
- * view, or that the access rules hide from it, does not exist (-ENOENT).
- * They return 0 (or a length) or -errno, and are thread safe.
+ * view does not exist (-ENOENT). The access rules are the numbered
+ * directories' check callbacks' alone (check_pid, check_tid, below),
+ * which tree_check() asks for every directory on a node's path: a
+ * value, link or listing callback checks no owner itself, and its
+ * caller must have asked tree_check() (or know its answer) first. The
+ * tables are the exception: a line per thread the rules let the reader
+ * see. They return 0 (or a length) or -errno, and are thread safe.
  */
 #ifndef TIMINGFS_NODES_H
 #define TIMINGFS_NODES_H
@@ -49,7 +54,7 @@ int task_of(struct request *r, const struct node *n, pid_t *pid, pid_t *tid);
 
 /*
  * request_caps - the reader's effective capabilities and user namespace
- * into r->cap_eff and r->userns, read once a request (mountinfo.h's
+ * into r->cap_eff and r->userns, read once a request (access.h's
  * access_reader_caps()). 0, or -errno when they cannot be read.
  */
 int request_caps(struct request *r);
@@ -63,7 +68,7 @@ bool request_ptrace_all(struct request *r);
 /*
  * task_visible - whether the access rules let the reader of @r see the
  * live process the daemon numbers @pid, whose status said @id: as
- * procfs decides it (mountinfo.h). A reader who may see every process
+ * procfs decides it (access.h). A reader who may see every process
  * sees those its view shows (view_shows_owner()). The reader's
  * capabilities are read only when the ids do not decide; a task whose
  * ids are the reader's costs one stat (is it dumpable?).
