@@ -364,9 +364,9 @@ static void learn_task(struct listener *l, pid_t tgid, pid_t tid,
 	pid_t nstgid[NSPID_LEVELS_MAX], nspid[NSPID_LEVELS_MAX];
 	struct exited_birth b = { fork_ns, 1, { { l->own_ns, tgid, tid } } };
 	char path[96], link[64], *status = NULL;
-	unsigned int levels, k;
-	int fd = -1, parent, ret;
-	struct stat st;
+	ino_t ns[NSPID_LEVELS_MAX];
+	unsigned int levels, k, n;
+	int fd = -1, ret, err;
 	ssize_t len;
 
 	len = readlink(path_ns(path, sizeof(path), tgid, tid), link,
@@ -385,20 +385,14 @@ static void learn_task(struct listener *l, pid_t tgid, pid_t tid,
 	    nspid[0] != tid || nstgid[0] != tgid)
 		goto out;
 	levels = (unsigned int)ret;
+	/* Its namespaces from its own up to the one below the daemon's. */
 	fd = open(path_ns(path, sizeof(path), tgid, tid), O_RDONLY | O_CLOEXEC);
-	for (k = levels - 1; k >= 1 && b.nnames < EXITED_NAMES && fd >= 0;
-	     k--) {
-		if (fstat(fd, &st) < 0)
-			break;
-		b.name[b.nnames].ns = st.st_ino;
-		b.name[b.nnames].tgid = nstgid[k];
-		b.name[b.nnames].tid = nspid[k];
+	n = fd < 0 ? 0 : nspid_chain(fd, 0, ns, levels - 1, &err);
+	for (k = 0; k < n && b.nnames < EXITED_NAMES; k++) {
+		b.name[b.nnames].ns = ns[k];
+		b.name[b.nnames].tgid = nstgid[levels - 1 - k];
+		b.name[b.nnames].tid = nspid[levels - 1 - k];
 		b.nnames++;
-		if (k == 1)
-			break;
-		parent = ioctl(fd, NS_GET_PARENT);
-		close(fd);
-		fd = parent;
 	}
 out:
 	exited_learn(l->x, tid, &b);

@@ -207,30 +207,12 @@ static bool out_of_fds(int err)
 static int chain_walk(const struct views *vs, int fd, struct ns_chain *c)
 {
 	ino_t seen[NSPID_LEVELS_MAX];
-	unsigned int n = 0, i;
-	int cur = fd, parent, ret = -ENOENT;
-	struct stat st;
+	unsigned int n, i;
+	int err;
 
-	while (n < NSPID_LEVELS_MAX && fstat(cur, &st) == 0) {
-		seen[n++] = st.st_ino;
-		if (st.st_ino == vs->own_ino) {
-			ret = 0;
-			break;
-		}
-		parent = ioctl(cur, NS_GET_PARENT);
-		if (cur != fd)
-			close(cur);
-		cur = parent;
-		if (cur < 0) {
-			if (out_of_fds(errno))
-				ret = -EMFILE;
-			break;
-		}
-	}
-	if (cur >= 0 && cur != fd)
-		close(cur);
-	if (ret < 0)
-		return ret;
+	n = nspid_chain(fd, vs->own_ino, seen, NSPID_LEVELS_MAX, &err);
+	if (err < 0)
+		return out_of_fds(-err) ? -EMFILE : -ENOENT;
 	c->ns = seen[0];
 	c->depth = n - 1;
 	for (i = 0; i < n; i++)
