@@ -362,12 +362,6 @@ static int read_whole(int fd, char *buf, size_t size)
 	return (int)n;
 }
 
-/* Whether @err says the daemon, or the system, is out of descriptors. */
-static bool out_of_fds(int err)
-{
-	return err == EMFILE || err == ENFILE;
-}
-
 /*
  * Close every task file kept open: the daemon is out of descriptors,
  * and these are the ones it may give back. Returns how many it closed.
@@ -395,7 +389,7 @@ static int open_or_reclaim(struct engine *e, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0 && out_of_fds(errno) && task_fds_close(e))
+	if (fd < 0 && procfile_no_fds(errno) && task_fds_close(e))
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -482,7 +476,8 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 			return -EIO;
 	}
 	/* Out of descriptors: said as such, never as a gone task. */
-	if (ret < 0 && ret != -ENOENT && ret != -EFBIG && !out_of_fds(-ret))
+	if (ret < 0 && ret != -ENOENT && ret != -EFBIG &&
+	    !procfile_no_fds(-ret))
 		return -EIO;
 	return ret;
 }
@@ -771,12 +766,12 @@ static int for_each_number(struct engine *e, const char *path,
 	int ret = 0;
 
 	dir = opendir(path);
-	if (!dir && out_of_fds(errno) && task_fds_close(e))
+	if (!dir && procfile_no_fds(errno) && task_fds_close(e))
 		dir = opendir(path);
 	if (!dir) {
 		if (errno == ENOENT || errno == ESRCH)
 			return -ENOENT;
-		return out_of_fds(errno) ? -errno : -EIO;
+		return procfile_no_fds(errno) ? -errno : -EIO;
 	}
 	while ((de = readdir(dir))) {
 		if (decimal_parse(de->d_name, INT32_MAX, &id) < 0 || id == 0)

@@ -195,9 +195,7 @@ static int read_proc_stat(struct idle *idle, const int *cpus, size_t n,
 		ret = procfile_read_alloc(path, idle->stat_hint, &text);
 	}
 	if (ret < 0)
-		return ret == -ENOMEM || ret == -EMFILE || ret == -ENFILE ?
-			       ret :
-			       -EIO;
+		return ret == -ENOMEM || procfile_no_fds(-ret) ? ret : -EIO;
 	ret = idle_parse_stat(text, cpus, n, idle->clk_tck, ns, found);
 	free(text);
 	return ret;
@@ -312,7 +310,7 @@ static int read_cpuidle_one(struct idle *idle, int cpu, uint64_t *ns,
 		ret = procfile_read(path, buf, sizeof(buf));
 		if (ret == -ENOENT)
 			break;
-		if (ret == -EMFILE || ret == -ENFILE)
+		if (procfile_no_fds(-ret))
 			return ret; /* out of descriptors: not a broken source */
 		if (ret < 0 || parse_residency(buf, &us) < 0)
 			return -EIO;

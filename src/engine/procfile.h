@@ -9,6 +9,8 @@
 #ifndef TIMINGFS_PROCFILE_H
 #define TIMINGFS_PROCFILE_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,5 +52,15 @@ int procfile_u64(const char **p, uint64_t *v);
  * NULL. @key must match at the start of a line.
  */
 const char *procfile_field(const char *text, const char *key);
+
+/*
+ * procfile_no_fds - whether errno @err says the daemon, or the system,
+ * is out of descriptors: an error to give the reader as it is, never a
+ * broken source (EIO) or a task that is not there (ENOENT).
+ */
+static inline bool procfile_no_fds(int err)
+{
+	return err == EMFILE || err == ENFILE;
+}
 
 #endif

@@ -193,12 +193,6 @@ static enum translate probe_translate(void)
 
 /* ---- the nspid way ------------------------------------------------- */
 
-/* Whether @err says the daemon, or the system, is out of descriptors. */
-static bool out_of_fds(int err)
-{
-	return err == EMFILE || err == ENFILE;
-}
-
 /*
  * The chain of the namespace of @fd, walked up to the daemon's: 0, or
  * -ENOENT when it is not below it (or deeper than a kernel allows),
@@ -212,7 +206,7 @@ static int chain_walk(const struct views *vs, int fd, struct ns_chain *c)
 
 	n = nspid_chain(fd, vs->own_ino, seen, NSPID_LEVELS_MAX, &err);
 	if (err < 0)
-		return out_of_fds(-err) ? -EMFILE : -ENOENT;
+		return procfile_no_fds(-err) ? -EMFILE : -ENOENT;
 	c->ns = seen[0];
 	c->depth = n - 1;
 	for (i = 0; i < n; i++)
@@ -282,7 +276,7 @@ static int nspid_from_daemon(const struct view *v, pid_t pid)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	n = procfile_read_alloc(path, 2048, &status);
-	if (n == -EMFILE || n == -ENFILE)
+	if (procfile_no_fds(-n))
 		return n; /* out of descriptors: not a task outside the view */
 	if (n < 0)
 		return -ENOENT;
@@ -792,7 +786,7 @@ static int open_ns(const struct views *vs, pid_t pid, ino_t ns)
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return out_of_fds(errno) ? -EMFILE : -ENOENT;
+		return procfile_no_fds(errno) ? -EMFILE : -ENOENT;
 	if (fstat(fd, &st) < 0 || st.st_ino != ns) {
 		close(fd);
 		return -ENOENT;
