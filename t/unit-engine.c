@@ -520,6 +520,44 @@ static void test_times_monotonic(void)
 	engine_free(e);
 }
 
+/* The retained tasks of test_history_sweep: thread 101 of 100 alone. */
+static bool retained_101(void *ctx, pid_t pid, pid_t tid, uint64_t start_ticks)
+{
+	(void)ctx;
+	return pid == 100 && tid == 101 && start_ticks == 5001;
+}
+
+static void test_history_sweep(void)
+{
+	const struct engine_retained retained = { retained_101, NULL };
+	char *dir = copy_fixture("m2"), path[PATH_MAX];
+	struct engine *e = open_engine(dir, 64);
+	struct task_times t;
+
+	engine_set_retained(e, &retained);
+	/* Entries (100, 0), (100, 100), (100, 101), (200, 0), (200, 200). */
+	engine_task_times(e, 100, 0, TASK_ALL, &t);
+	engine_task_times(e, 100, 100, TASK_ALL, &t);
+	engine_task_times(e, 100, 101, TASK_ALL, &t);
+	engine_task_times(e, 200, 0, TASK_ALL, &t);
+	engine_task_times(e, 200, 200, TASK_ALL, &t);
+	check_u64(engine_history_sweep(e), 0, "sweep: every task there stays");
+	/* Process 200 gone; thread 101 gone, but retained; 100 there. */
+	snprintf(path, sizeof(path), "%s/proc/200", dir);
+	remove_tree(path);
+	snprintf(path, sizeof(path), "%s/proc/100/task/101", dir);
+	remove_tree(path);
+	check_u64(engine_history_sweep(e), 2,
+		  "sweep: a process gone goes, with its thread");
+	check_u64(engine_history_sweep(e), 0,
+		  "sweep: a retained thread stays, and the live ones");
+	engine_set_retained(e, NULL);
+	check_u64(engine_history_sweep(e), 1,
+		  "sweep: a thread no longer retained goes");
+	remove_tree(dir);
+	engine_free(e);
+}
+
 struct ids {
 	size_t n;
 	pid_t id[16];
@@ -615,6 +653,7 @@ int main(int argc, char **argv)
 	test_big_sources();
 	test_times();
 	test_times_monotonic();
+	test_history_sweep();
 	test_lists();
 	return tap_done();
 }

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -29,6 +30,8 @@ struct daemon {
 	struct daemon_parts *p;
 	struct exited *exited;
 	struct listener *listener;
+	uint64_t own_ns; /* the daemon's PID namespace, the table's names */
+	struct engine_retained retained; /* what the engine asks of exited */
 	struct serve *serve;
 	struct attach_set *attached;
 	int sigfd, epfd;
@@ -106,6 +109,31 @@ static void reload(struct daemon *d)
 }
 
 /*
+ * Whether the exited table keeps task @pid, @tid (0: the process) that
+ * started at @start_ticks, for the engine (engine_set_retained()): the
+ * task is gone from /proc, so its exit record was queued before; it is
+ * filed first if it has not been.
+ */
+static bool exited_retained(void *ctx, pid_t pid, pid_t tid,
+			    uint64_t start_ticks)
+{
+	struct daemon *d = ctx;
+	struct exited_task x;
+	struct timespec ts;
+	uint64_t now;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	ret = exited_find(d->exited, d->own_ns, pid, tid, now, &x);
+	if (ret < 0) {
+		listener_sync(d->listener);
+		ret = exited_find(d->exited, d->own_ns, pid, tid, now, &x);
+	}
+	return ret == 0 && x.start_ticks == start_ticks;
+}
+
+/*
  * Keep exited tasks, where the configuration asks for them, the engine
  * reads this machine's /proc, and the kernel lets the daemon listen;
  * otherwise say why not, and serve without (exit_source none).
@@ -118,11 +146,11 @@ static void start_exited(struct daemon *d)
 
 	if (!cfg->exited_keep_s || !engine_is_live(d->p->engine))
 		return;
+	d->own_ns = views_own_ns(d->p->views);
 	ret = exited_new(cfg->exited_keep_s, cfg->exited_max_tasks, &d->exited);
 	if (ret == 0)
-		ret = listener_start(d->p->engine, d->exited,
-				     views_own_ns(d->p->views), log_msg,
-				     &d->listener, err, sizeof(err));
+		ret = listener_start(d->p->engine, d->exited, d->own_ns,
+				     log_msg, &d->listener, err, sizeof(err));
 	else
 		snprintf(err, sizeof(err), "%s", strerror(-ret));
 	if (ret < 0) {
@@ -132,6 +160,8 @@ static void start_exited(struct daemon *d)
 		return;
 	}
 	fs_set_exited(d->p->fs, d->exited, d->listener);
+	d->retained = (struct engine_retained){ exited_retained, d };
+	engine_set_retained(d->p->engine, &d->retained);
 }
 
 /*
@@ -407,6 +437,7 @@ out:
 	attach_set_free(d.attached);
 	serve_free(d.serve);
 	fuse_session_unmount(p->se);
+	engine_set_retained(p->engine, NULL);
 	listener_stop(d.listener);
 	exited_free(d.exited);
 	if (d.epfd >= 0)

@@ -86,6 +86,8 @@ struct engine {
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
+	int proc_fd; /* the proc root, for the history's look at a task */
+	const struct engine_retained *retained; /* atomic; NULL: none */
 	pthread_mutex_t fd_lock;
 	struct task_fd fds[TASK_FDS];
 	uint64_t opens; /* atomic: task files opened, each one's number */
@@ -154,6 +156,39 @@ static int first_present_cpu(const struct topology *topo)
 	return 0;
 }
 
+/*
+ * Whether a reader can still name task @pid, @tid (0: the process)
+ * started at @start_ticks, for the history's sweep: its directory is
+ * in the proc root, or the exited table keeps it. Whatever else than
+ * "no such task" the proc root answers, it is kept.
+ */
+static bool task_nameable(void *ctx, pid_t pid, pid_t tid, uint64_t start_ticks)
+{
+	struct engine *e = ctx;
+	const struct engine_retained *r;
+	char path[64];
+
+	if (tid)
+		snprintf(path, sizeof(path), "%d/task/%d", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "%d", (int)pid);
+	if (faccessat(e->proc_fd, path, F_OK, 0) == 0 ||
+	    (errno != ENOENT && errno != ESRCH && errno != ENOTDIR))
+		return true;
+	r = __atomic_load_n(&e->retained, __ATOMIC_ACQUIRE);
+	return r && r->retained(r->ctx, pid, tid, start_ticks);
+}
+
+void engine_set_retained(struct engine *e, const struct engine_retained *r)
+{
+	__atomic_store_n(&e->retained, r, __ATOMIC_RELEASE);
+}
+
+size_t engine_history_sweep(struct engine *e)
+{
+	return task_history_sweep(&e->history);
+}
+
 int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 	       size_t errlen)
 {
@@ -207,13 +242,23 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_free_topo;
 	}
+	e->proc_fd = open(opts->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (e->proc_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", opts->proc_root,
+			 strerror(errno));
+		goto out_idle;
+	}
 	task_history_init(&e->history);
+	task_history_set_keep(&e->history, task_nameable, e);
 	pthread_mutex_init(&e->fd_lock, NULL);
 	for (size_t i = 0; i < TASK_FDS; i++)
 		e->fds[i].fd = -1;
 	*out = e;
 	return 0;
 
+out_idle:
+	idle_destroy(&e->idle);
 out_free_topo:
 	topology_free(&e->topo);
 out_free:
@@ -232,6 +277,7 @@ void engine_free(struct engine *e)
 			close(e->fds[i].fd);
 	pthread_mutex_destroy(&e->fd_lock);
 	task_history_destroy(&e->history);
+	close(e->proc_fd);
 	idle_destroy(&e->idle);
 	topology_free(&e->topo);
 	free((char *)e->opts.proc_root);
@@ -557,8 +603,11 @@ int engine_exited_times(struct engine *e, const struct exited_task *x,
 	memset(t, 0, sizeof(*t));
 	task_split(x->cpu_ns, x->utime_us, x->stime_us, &t->kernel_ns,
 		   &t->user_ns);
-	task_history_clamp(&e->history, pid, tid, x->start_ticks, &t->kernel_ns,
-			   &t->user_ns);
+	/* Called under the exited table's lock (exited_for_each()), which
+	 * the sweep's look at retained tasks takes: a sweep due is left to
+	 * the next read of a live task. */
+	(void)task_history_clamp(&e->history, pid, tid, x->start_ticks,
+				 &t->kernel_ns, &t->user_ns);
 	t->cpu_ns = t->kernel_ns + t->user_ns;
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
 	t->creation_ns =
@@ -743,8 +792,9 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	if (need & TASK_SPLIT) {
 		task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks,
 			   &t->kernel_ns, &t->user_ns);
-		task_history_clamp(&e->history, pid, tid, st.start_ticks,
-				   &t->kernel_ns, &t->user_ns);
+		if (task_history_clamp(&e->history, pid, tid, st.start_ticks,
+				       &t->kernel_ns, &t->user_ns))
+			task_history_sweep(&e->history);
 		t->cpu_ns = t->kernel_ns + t->user_ns;
 	}
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);

@@ -17,8 +17,12 @@
  * that cannot be read or parsed is -EIO. Nothing is ever invented.
  *
  * Thread safety: an engine is immutable after engine_new() except for
- * the small, bounded state that keeps counters from going backwards,
- * which is locked inside; every call may be made from any thread.
+ * the state that keeps counters from going backwards, which is locked
+ * inside; every call may be made from any thread. That state is
+ * bounded: the idle counters, a few per CPU; the last kernel/user split
+ * shown of each task (task.h's history), an entry per task a reader
+ * can name (alive in the proc root, or kept by the exited table, as
+ * engine_set_retained() says), swept of tasks gone as it grows.
  */
 #ifndef TIMINGFS_ENGINE_H
 #define TIMINGFS_ENGINE_H
@@ -111,6 +115,36 @@ void engine_set_units(struct engine *e, enum units units);
 /* engine_units - the units @e shows now. */
 enum units engine_units(const struct engine *e);
 
+/* Which exited tasks a reader can still name, as the exited table says. */
+struct engine_retained {
+	/*
+	 * Whether the table keeps task @pid, @tid (0: the whole process)
+	 * started at @start_ticks, in the daemon's numbers. Called from
+	 * engine_task_times() in any thread, with no lock of the engine
+	 * held, for a task that is gone from the proc root: it must count
+	 * the exits the kernel has reported by then (listener_sync()).
+	 */
+	bool (*retained)(void *ctx, pid_t pid, pid_t tid, uint64_t start_ticks);
+	void *ctx;
+};
+
+/*
+ * engine_set_retained - keep, from now on, the kernel/user split shown
+ * of the exited tasks that @r says are retained, as of those alive, so
+ * that they never go backwards either; NULL (the default) when no
+ * exited task is kept. *@r must outlive its use: set NULL before
+ * freeing what it reads, once no reader is served.
+ */
+void engine_set_retained(struct engine *e, const struct engine_retained *r);
+
+/*
+ * engine_history_sweep - drop now what @e keeps of the splits shown of
+ * tasks that no reader can name any more (gone from the proc root, and
+ * not retained), as it does by itself as that memory grows; returns how
+ * many tasks it dropped. For tests.
+ */
+size_t engine_history_sweep(struct engine *e);
+
 /*
  * Which task a number is. A task's files are kept open between reads,
  * and a descriptor of a task that exited reads ESRCH even once another
@@ -178,7 +212,8 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
  * engine_exited_times - the times of the exited task @x, in the same
  * units and by the same rules as engine_task_times(): its runtime split
  * in its utime:stime proportion, never less kernel or user time than
- * was shown while it lived, and its exit instant.
+ * was shown while it lived, and its exit instant. May be called under
+ * the exited table's lock: it never calls engine_retained's function.
  */
 int engine_exited_times(struct engine *e, const struct exited_task *x,
 			struct task_times *t);

@@ -1,5 +1,6 @@
 /*
- * task: a task's stat, status and schedstat, and its counters' history.
+ * task: a task's stat, status and schedstat, and its counters' history:
+ * an entry per task number in a hash table, swept of tasks gone.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -148,51 +149,242 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 	*user_ns = cpu_ns - *kernel_ns;
 }
 
+/* A task's entry in the history: its number, start and last shares. */
+struct history_entry {
+	struct hash_node node;
+	pid_t pid, tid;
+	uint64_t start_ticks;
+	uint64_t kernel_ns, user_ns;
+};
+
+/* Entries dropped per hold of the lock while a sweep drops them. */
+#define SWEEP_DROP_BATCH 256
+
 void task_history_init(struct task_history *h)
 {
 	pthread_mutex_init(&h->lock, NULL);
-	memset(h->slot, 0, sizeof(h->slot));
+	hash_init(&h->table);
+	h->sweep_at = TASK_HISTORY_SWEEP_MIN;
+	h->sweeping = false;
+	h->keep = NULL;
+	h->keep_ctx = NULL;
+}
+
+void task_history_set_keep(struct task_history *h, task_history_keep_fn keep,
+			   void *ctx)
+{
+	pthread_mutex_lock(&h->lock);
+	h->keep = keep;
+	h->keep_ctx = ctx;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static bool drop_entry(void *ctx, struct hash_node *n)
+{
+	(void)ctx;
+	free(container_of(n, struct history_entry, node));
+	return true;
 }
 
 void task_history_destroy(struct task_history *h)
 {
+	hash_filter(&h->table, drop_entry, NULL);
+	hash_destroy(&h->table);
 	pthread_mutex_destroy(&h->lock);
 }
 
-static uint64_t history_key(pid_t pid, pid_t tid, uint64_t start_ticks)
+static uint64_t history_hash(pid_t pid, pid_t tid)
 {
-	/* Never 0, which marks an empty slot. */
-	uint64_t key = ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) ^
-		       (start_ticks * 0x9e3779b97f4a7c15ULL);
-
-	return key ? key : 1;
+	return hash_mix((uint32_t)pid, (uint32_t)tid);
 }
 
-void task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
+/* The entry of number @pid, @tid, or NULL. Called locked. */
+static struct history_entry *history_find(struct task_history *h, pid_t pid,
+					  pid_t tid)
+{
+	struct hash_node *n;
+	struct history_entry *x;
+
+	for (n = hash_first(&h->table, history_hash(pid, tid)); n;
+	     n = hash_next(n)) {
+		x = container_of(n, struct history_entry, node);
+		if (x->pid == pid && x->tid == tid)
+			return x;
+	}
+	return NULL;
+}
+
+/* A new entry for @pid, @tid in @h, or NULL out of memory. Locked. */
+static struct history_entry *history_add(struct task_history *h, pid_t pid,
+					 pid_t tid)
+{
+	struct history_entry *x = malloc(sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->pid = pid;
+	x->tid = tid;
+	if (hash_add(&h->table, &x->node, history_hash(pid, tid)) < 0) {
+		free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* *@kernel_ns and *@user_ns no less than @x's, their sum no less. */
+static void clamp_to(const struct history_entry *x, uint64_t *kernel_ns,
+		     uint64_t *user_ns)
+{
+	uint64_t cpu = *kernel_ns + *user_ns;
+	uint64_t last_sum = x->kernel_ns + x->user_ns;
+
+	if (cpu < last_sum)
+		cpu = last_sum;
+	/* kernel in [last kernel, cpu - last user]: not empty, since
+	 * cpu >= last kernel + last user. */
+	if (*kernel_ns < x->kernel_ns)
+		*kernel_ns = x->kernel_ns;
+	if (*kernel_ns > cpu - x->user_ns)
+		*kernel_ns = cpu - x->user_ns;
+	*user_ns = cpu - *kernel_ns;
+}
+
+bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
 			uint64_t start_ticks, uint64_t *kernel_ns,
 			uint64_t *user_ns)
 {
-	uint64_t key = history_key(pid, tid, start_ticks);
-	struct task_history_slot *s;
-	uint64_t cpu, last_sum;
+	struct history_entry *x;
+	bool due = false;
 
-	s = &h->slot[(key ^ key >> 29) % TASK_HISTORY_SLOTS];
 	pthread_mutex_lock(&h->lock);
-	if (s->key == key) {
-		cpu = *kernel_ns + *user_ns;
-		last_sum = s->kernel_ns + s->user_ns;
-		if (cpu < last_sum)
-			cpu = last_sum;
-		/* kernel in [last kernel, cpu - last user]: not empty,
-		 * since cpu >= last kernel + last user. */
-		if (*kernel_ns < s->kernel_ns)
-			*kernel_ns = s->kernel_ns;
-		if (*kernel_ns > cpu - s->user_ns)
-			*kernel_ns = cpu - s->user_ns;
-		*user_ns = cpu - *kernel_ns;
+	x = history_find(h, pid, tid);
+	if (x && x->start_ticks > start_ticks)
+		goto out_unlock; /* a task its number no longer names */
+	if (x && x->start_ticks == start_ticks) {
+		clamp_to(x, kernel_ns, user_ns);
+	} else if (!x) {
+		x = history_add(h, pid, tid);
+		if (!x)
+			goto out_unlock;
+		due = h->keep && !h->sweeping && h->table.count >= h->sweep_at;
 	}
-	s->key = key;
-	s->kernel_ns = *kernel_ns;
-	s->user_ns = *user_ns;
+	x->start_ticks = start_ticks;
+	x->kernel_ns = *kernel_ns;
+	x->user_ns = *user_ns;
+out_unlock:
 	pthread_mutex_unlock(&h->lock);
+	return due;
+}
+
+/* Which task an entry was, copied out for a sweep. */
+struct sweep_key {
+	pid_t pid, tid;
+	uint64_t start_ticks;
+};
+
+struct sweep_copy {
+	struct sweep_key *keys;
+	size_t n;
+};
+
+static bool copy_key(void *ctx, struct hash_node *n)
+{
+	struct sweep_copy *c = ctx;
+	struct history_entry *x = container_of(n, struct history_entry, node);
+
+	c->keys[c->n++] = (struct sweep_key){ x->pid, x->tid, x->start_ticks };
+	return false;
+}
+
+/*
+ * The keys of every entry, into *@c, with the keep function and its
+ * context; false when there is none, a sweep is under way, or out of
+ * memory. Called locked; on true, h->sweeping is set.
+ */
+static bool sweep_begin(struct task_history *h, struct sweep_copy *c,
+			task_history_keep_fn *keep, void **ctx)
+{
+	if (!h->keep || h->sweeping)
+		return false;
+	c->n = 0;
+	c->keys = malloc((h->table.count ? h->table.count : 1) *
+			 sizeof(*c->keys));
+	if (!c->keys) {
+		/* Try again when the table has grown as much once more. */
+		h->sweep_at = h->table.count * 2;
+		return false;
+	}
+	hash_filter(&h->table, copy_key, c);
+	*keep = h->keep;
+	*ctx = h->keep_ctx;
+	h->sweeping = true;
+	return true;
+}
+
+/*
+ * Drop the entries of @gone that still hold the task they held when
+ * copied (a later task may have taken a number over meanwhile), a
+ * batch per hold of the lock. Returns how many.
+ */
+static size_t sweep_drop(struct task_history *h, const struct sweep_key *gone,
+			 size_t n)
+{
+	struct history_entry *x;
+	size_t i, dropped = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i % SWEEP_DROP_BATCH == 0) {
+			if (i)
+				pthread_mutex_unlock(&h->lock);
+			pthread_mutex_lock(&h->lock);
+		}
+		x = history_find(h, gone[i].pid, gone[i].tid);
+		if (x && x->start_ticks == gone[i].start_ticks) {
+			hash_del(&h->table, &x->node);
+			free(x);
+			dropped++;
+		}
+	}
+	if (n)
+		pthread_mutex_unlock(&h->lock);
+	return dropped;
+}
+
+size_t task_history_sweep(struct task_history *h)
+{
+	task_history_keep_fn keep;
+	struct sweep_copy c;
+	size_t i, ngone = 0, dropped;
+	void *ctx;
+	bool begun;
+
+	pthread_mutex_lock(&h->lock);
+	begun = sweep_begin(h, &c, &keep, &ctx);
+	pthread_mutex_unlock(&h->lock);
+	if (!begun)
+		return 0;
+	/* The slow part, a look at each task, without the lock. */
+	for (i = 0; i < c.n; i++)
+		if (!keep(ctx, c.keys[i].pid, c.keys[i].tid,
+			  c.keys[i].start_ticks))
+			c.keys[ngone++] = c.keys[i];
+	dropped = sweep_drop(h, c.keys, ngone);
+	free(c.keys);
+	pthread_mutex_lock(&h->lock);
+	h->sweeping = false;
+	h->sweep_at = h->table.count * 2;
+	if (h->sweep_at < TASK_HISTORY_SWEEP_MIN)
+		h->sweep_at = TASK_HISTORY_SWEEP_MIN;
+	pthread_mutex_unlock(&h->lock);
+	return dropped;
+}
+
+size_t task_history_count(struct task_history *h)
+{
+	size_t n;
+
+	pthread_mutex_lock(&h->lock);
+	n = h->table.count;
+	pthread_mutex_unlock(&h->lock);
+	return n;
 }

@@ -10,8 +10,12 @@
 #define TIMINGFS_TASK_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "hash.h"
 
 /* The fields of /proc/.../stat that the engine uses. */
 struct task_stat {
@@ -56,37 +60,88 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 		uint64_t *kernel_ns, uint64_t *user_ns);
 
 /*
- * The last values shown for recently read tasks, so that the kernel and
- * user shares of a task never go backwards when its utime:stime
- * proportion moves. A fixed number of slots, direct-mapped by task: the
- * memory does not grow with the tasks served; a task whose slot was
- * taken by another since is simply not clamped.
+ * The last kernel and user shares shown of each task, so that they
+ * never go backwards when its utime:stime proportion moves.
+ *
+ * An entry per task number (@pid, @tid, 0 for the whole process) in a
+ * chained hash table (hash.h) that grows with the tasks read: one task
+ * per number can be named at a time, so an entry holds the task that
+ * started last (its start_ticks), and a read of a later task with that
+ * number takes the entry over. What bounds the table is a sweep: when
+ * it holds twice the entries the last sweep left (and at least
+ * TASK_HISTORY_SWEEP_MIN), the entries of tasks that the keep function
+ * says no reader can name any more are dropped. So the table holds at
+ * most twice the tasks alive or kept after they exited when the last
+ * sweep ran (at least TASK_HISTORY_SWEEP_MIN), plus those recorded
+ * while a sweep runs; and a sweep of N entries comes after at least
+ * N/2 new ones, so each read pays amortised O(1) calls of keep.
+ *
+ * Thread safe: one lock, held for a lookup and an update (a sweep
+ * takes it briefly to copy the keys and to drop the gone entries, and
+ * calls keep without it; one sweep runs at a time). The clamp only
+ * says when a sweep is due, for its caller may hold a lock that keep
+ * takes (the exited table's). Out of memory, a
+ * task is not recorded and that one read not clamped; never an error.
  */
-#define TASK_HISTORY_SLOTS 4096
+#define TASK_HISTORY_SWEEP_MIN 4096
 
-struct task_history_slot {
-	uint64_t key; /* task id, view and start time; 0 when empty */
-	uint64_t kernel_ns;
-	uint64_t user_ns;
-};
+/*
+ * Whether a reader can still name the task @pid, @tid (0: the whole
+ * process) that started at @start_ticks: alive, or kept after it
+ * exited. Called without the history's lock, from whichever thread's
+ * read starts a sweep. When unsure, true: an entry kept too long costs
+ * memory, one dropped too soon lets a counter go back.
+ */
+typedef bool (*task_history_keep_fn)(void *ctx, pid_t pid, pid_t tid,
+				     uint64_t start_ticks);
 
 struct task_history {
 	pthread_mutex_t lock;
-	struct task_history_slot slot[TASK_HISTORY_SLOTS];
+	struct hash_table table; /* of struct history_entry (task.c) */
+	size_t sweep_at; /* the count at which the next sweep starts */
+	bool sweeping; /* a sweep is under way */
+	task_history_keep_fn keep; /* NULL: never swept */
+	void *keep_ctx;
 };
 
-/* task_history_init / task_history_destroy - set up and tear down. */
+/*
+ * task_history_init / task_history_destroy - set up an empty history
+ * that is never swept, and tear it down with its entries.
+ */
 void task_history_init(struct task_history *h);
 void task_history_destroy(struct task_history *h);
+
+/*
+ * task_history_set_keep - sweep @h from now on, with @keep(@ctx, ...)
+ * saying which entries stay. Call before @h is shared between threads.
+ */
+void task_history_set_keep(struct task_history *h, task_history_keep_fn keep,
+			   void *ctx);
 
 /*
  * task_history_clamp - make *@kernel_ns and *@user_ns no less than the
  * last values recorded for the same task (@pid, @tid with 0 for the
  * whole process, started at @start_ticks), keeping their sum no less
- * than before, and record the result. Thread safe.
+ * than before, and record the result. A task that started before the
+ * one recorded under its number is neither clamped nor recorded; one
+ * that started after takes the entry over. Thread safe.
+ *
+ * Returns true when the history is due a sweep (above): the caller then
+ * calls task_history_sweep() once it holds no lock that the keep
+ * function takes; a caller that cannot leaves it to the next one.
  */
-void task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
+bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
 			uint64_t start_ticks, uint64_t *kernel_ns,
 			uint64_t *user_ns);
+
+/*
+ * task_history_sweep - drop the entries whose task the keep function
+ * says is gone, now; returns how many. Nothing when there is no keep
+ * function, a sweep is under way, or out of memory. Thread safe.
+ */
+size_t task_history_sweep(struct task_history *h);
+
+/* task_history_count - the entries held now. Thread safe. */
+size_t task_history_count(struct task_history *h);
 
 #endif

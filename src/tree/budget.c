@@ -1,7 +1,7 @@
 /*
- * budget: the readers' records, a chained hash table by (namespace,
- * uid) under one lock, grown as readers come; a record goes with its
- * last reference. What a reader and all readers hold are atomic
+ * budget: the readers' records, a chained hash table (hash.h) by
+ * (namespace, uid) under one lock, grown as readers come; a record goes
+ * with its last reference. What a reader and all readers hold are atomic
  * counters, charged and given back without the lock.
  */
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "budget.h"
+#include "hash.h"
 #include "log.h"
 
 #define MIB ((size_t)1 << 20)
@@ -20,7 +21,7 @@ struct refused {
 };
 
 struct budget_reader {
-	struct budget_reader *next; /* in its chain */
+	struct hash_node node; /* in the table of readers */
 	uint64_t ns;
 	uid_t uid;
 	bool host_root;
@@ -33,8 +34,7 @@ struct budget_reader {
 
 static struct {
 	pthread_mutex_t lock;
-	struct budget_reader **bucket;
-	size_t nbuckets, count;
+	struct hash_table readers;
 	size_t reader_max, total_max; /* atomic */
 	size_t total; /* atomic */
 	long long total_logged_s; /* atomic */
@@ -60,56 +60,35 @@ void budget_set_limits(size_t reader_bytes, size_t total_bytes)
 			 __ATOMIC_RELAXED);
 }
 
-static size_t bucket_of(uint64_t ns, uid_t uid, size_t nbuckets)
+static uint64_t reader_hash(uint64_t ns, uid_t uid)
 {
-	uint64_t h = (ns * 0x9e3779b97f4a7c15ULL) ^
-		     ((uint64_t)uid * 0xc2b2ae3d27d4eb4fULL);
-
-	return (size_t)(h ^ (h >> 29)) & (nbuckets - 1);
-}
-
-/* Twice the buckets (64 at first). Called locked; fails harmlessly. */
-static void grow_locked(void)
-{
-	size_t n = budget.nbuckets ? budget.nbuckets * 2 : 64, i;
-	struct budget_reader **bucket = calloc(n, sizeof(*bucket)), *r;
-
-	if (!bucket)
-		return;
-	for (i = 0; i < budget.nbuckets; i++)
-		while ((r = budget.bucket[i])) {
-			budget.bucket[i] = r->next;
-			r->next = bucket[bucket_of(r->ns, r->uid, n)];
-			bucket[bucket_of(r->ns, r->uid, n)] = r;
-		}
-	free(budget.bucket);
-	budget.bucket = bucket;
-	budget.nbuckets = n;
+	return hash_mix(ns, uid);
 }
 
 struct budget_reader *budget_reader_get(uint64_t ns, uid_t uid, bool host_root)
 {
-	struct budget_reader *r = NULL, **head;
+	struct budget_reader *r = NULL;
+	struct hash_node *n;
+	uint64_t hash = reader_hash(ns, uid);
 
 	pthread_mutex_lock(&budget.lock);
-	if (budget.count >= budget.nbuckets * 2)
-		grow_locked();
-	if (!budget.nbuckets)
-		goto out;
-	head = &budget.bucket[bucket_of(ns, uid, budget.nbuckets)];
-	for (r = *head; r; r = r->next)
+	for (n = hash_first(&budget.readers, hash); n; n = hash_next(n)) {
+		r = container_of(n, struct budget_reader, node);
 		if (r->ns == ns && r->uid == uid)
 			break;
-	if (!r) {
+	}
+	if (!n) {
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			goto out;
 		r->ns = ns;
 		r->uid = uid;
 		r->host_root = host_root;
-		r->next = *head;
-		*head = r;
-		budget.count++;
+		if (hash_add(&budget.readers, &r->node, hash) < 0) {
+			free(r);
+			r = NULL;
+			goto out;
+		}
 	}
 	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
 out:
@@ -119,17 +98,11 @@ out:
 
 void budget_reader_put(struct budget_reader *r)
 {
-	struct budget_reader **p;
-
 	if (!r)
 		return;
 	pthread_mutex_lock(&budget.lock);
 	if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		p = &budget.bucket[bucket_of(r->ns, r->uid, budget.nbuckets)];
-		while (*p != r)
-			p = &(*p)->next;
-		*p = r->next;
-		budget.count--;
+		hash_del(&budget.readers, &r->node);
 		free(r);
 	}
 	pthread_mutex_unlock(&budget.lock);
