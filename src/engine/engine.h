@@ -16,13 +16,16 @@
  * failure: a task or CPU that does not exist is -ENOENT, a kernel source
  * that cannot be read or parsed is -EIO. Nothing is ever invented.
  *
- * Thread safety: an engine is immutable after engine_new() except for
- * the state that keeps counters from going backwards, which is locked
- * inside; every call may be made from any thread. That state is
- * bounded: the idle counters, a few per CPU; the last kernel/user split
- * shown of each task (task.h's history), an entry per task a reader
- * can name (alive in the proc root, or kept by the exited table, as
- * engine_set_retained() says), swept of tasks gone as it grows.
+ * Thread safety: every call may be made from any thread. An engine's
+ * settings are fixed at engine_new(), but for the units
+ * (engine_set_units()); what changes as it serves is locked inside, and
+ * bounded: the state that keeps counters from going backwards (the idle
+ * counters, a few per CPU; the last kernel/user split shown of each
+ * task, task.h's history: an entry per task a reader can name, alive in
+ * the proc root or kept by the exited table as engine_set_retained()
+ * says, swept of tasks gone as it grows), the task files it keeps open
+ * (TASK_FDS, given back when the daemon runs out of descriptors) and
+ * what it learned of tasks' starts (START_MEMO_SLOTS).
  */
 #ifndef TIMINGFS_ENGINE_H
 #define TIMINGFS_ENGINE_H
