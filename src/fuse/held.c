@@ -9,12 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "held.h"
 
 #define HELD_SHARDS 16
 
 struct held_entry {
-	struct held_entry *next;
+	struct hash_node node; /* in its shard's table, by ino */
 	uint64_t ino;
 	uint64_t start;
 	uint64_t nlookup;
@@ -25,9 +26,7 @@ struct held_entry {
 
 struct held_shard {
 	pthread_mutex_t lock;
-	struct held_entry **bucket;
-	size_t nbuckets; /* a power of two, or 0 */
-	size_t count;
+	struct hash_table table;
 };
 
 struct held {
@@ -39,9 +38,7 @@ struct held {
 
 static uint64_t held_hash(uint64_t ino)
 {
-	uint64_t h = ino * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ h >> 29;
+	return hash_mix(ino, 0);
 }
 
 static struct held_shard *held_shard_of(struct held *h, uint64_t ino)
@@ -49,45 +46,21 @@ static struct held_shard *held_shard_of(struct held *h, uint64_t ino)
 	return &h->shard[held_hash(ino) % HELD_SHARDS];
 }
 
-static struct held_entry **held_bucket(struct held_shard *s, uint64_t ino)
+/* @ino's entry in its shard @s, or NULL. Called locked. */
+static struct held_entry *held_find(struct held_shard *s, uint64_t ino)
 {
-	return &s->bucket[(held_hash(ino) / HELD_SHARDS) & (s->nbuckets - 1)];
-}
+	/* The shard's own bits left out: each shard's table spreads the
+	 * rest over all of its buckets. */
+	uint64_t hash = held_hash(ino) / HELD_SHARDS;
+	struct hash_node *n;
+	struct held_entry *e;
 
-/* The link that points at @ino's entry (NULL at its end if none). */
-static struct held_entry **held_find(struct held_shard *s, uint64_t ino)
-{
-	struct held_entry **p;
-
-	if (!s->nbuckets)
-		return NULL;
-	for (p = held_bucket(s, ino); *p; p = &(*p)->next)
-		if ((*p)->ino == ino)
-			return p;
-	return p;
-}
-
-/* Twice the buckets, once there are more entries than buckets. */
-static int held_grow(struct held_shard *s)
-{
-	size_t n = s->nbuckets ? s->nbuckets * 2 : 64, i;
-	struct held_entry **old = s->bucket, *e, *next;
-	size_t oldn = s->nbuckets;
-
-	s->bucket = calloc(n, sizeof(*s->bucket));
-	if (!s->bucket) {
-		s->bucket = old;
-		return -ENOMEM;
+	for (n = hash_first(&s->table, hash); n; n = hash_next(n)) {
+		e = container_of(n, struct held_entry, node);
+		if (e->ino == ino)
+			return e;
 	}
-	s->nbuckets = n;
-	for (i = 0; i < oldn; i++)
-		for (e = old[i]; e; e = next) {
-			next = e->next;
-			e->next = *held_bucket(s, e->ino);
-			*held_bucket(s, e->ino) = e;
-		}
-	free(old);
-	return 0;
+	return NULL;
 }
 
 int held_new(struct views *vs, struct held **out)
@@ -98,27 +71,30 @@ int held_new(struct views *vs, struct held **out)
 	if (!h)
 		return -ENOMEM;
 	h->vs = vs;
-	for (i = 0; i < HELD_SHARDS; i++)
+	for (i = 0; i < HELD_SHARDS; i++) {
 		pthread_mutex_init(&h->shard[i].lock, NULL);
+		hash_init(&h->shard[i].table);
+	}
 	*out = h;
 	return 0;
 }
 
+static bool free_entry(void *ctx, struct hash_node *n)
+{
+	(void)ctx;
+	free(container_of(n, struct held_entry, node));
+	return true;
+}
+
 void held_free(struct held *h)
 {
-	struct held_entry *e, *next;
 	unsigned int i;
-	size_t b;
 
 	if (!h)
 		return;
 	for (i = 0; i < HELD_SHARDS; i++) {
-		for (b = 0; b < h->shard[i].nbuckets; b++)
-			for (e = h->shard[i].bucket[b]; e; e = next) {
-				next = e->next;
-				free(e);
-			}
-		free(h->shard[i].bucket);
+		hash_filter(&h->shard[i].table, free_entry, NULL);
+		hash_destroy(&h->shard[i].table);
 		pthread_mutex_destroy(&h->shard[i].lock);
 	}
 	free(h);
@@ -138,17 +114,12 @@ int held_add(struct held *h, uint64_t ino, unsigned int slot, uint64_t start,
 {
 	struct held_shard *s = held_shard_of(h, ino);
 	long long until = now_ms() + cached_ms + HELD_CACHE_SLACK_MS;
-	struct held_entry **p, *e;
+	struct held_entry *e;
 	bool changed = false;
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (s->count >= s->nbuckets && held_grow(s) < 0 && !s->nbuckets) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	p = held_find(s, ino);
-	e = *p;
+	e = held_find(s, ino);
 	if (e) {
 		changed = e->start != start;
 		e->start = start;
@@ -170,9 +141,11 @@ int held_add(struct held *h, uint64_t ino, unsigned int slot, uint64_t start,
 	e->cached_until_ms = until;
 	e->pid = pid;
 	e->tid = tid;
-	e->next = NULL;
-	*p = e;
-	s->count++;
+	if (hash_add(&s->table, &e->node, held_hash(ino) / HELD_SHARDS) < 0) {
+		free(e);
+		ret = -ENOMEM;
+		goto out;
+	}
 	__atomic_add_fetch(&h->total, 1, __ATOMIC_RELAXED);
 	/* Under the shard's lock: its forget cannot come first. */
 	views_hold(h->vs, slot, 1);
@@ -186,15 +159,15 @@ out:
 int held_start(struct held *h, uint64_t ino, uint64_t *start, bool *cached)
 {
 	struct held_shard *s = held_shard_of(h, ino);
-	struct held_entry **p;
+	struct held_entry *e;
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&s->lock);
-	p = held_find(s, ino);
-	if (p && *p) {
-		*start = (*p)->start;
+	e = held_find(s, ino);
+	if (e) {
+		*start = e->start;
 		if (cached)
-			*cached = now_ms() < (*p)->cached_until_ms;
+			*cached = now_ms() < e->cached_until_ms;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -204,48 +177,62 @@ int held_start(struct held *h, uint64_t ino, uint64_t *start, bool *cached)
 void held_forget(struct held *h, uint64_t ino, uint64_t nlookup)
 {
 	struct held_shard *s = held_shard_of(h, ino);
-	struct held_entry **p, *e = NULL;
+	struct held_entry *e;
 
 	pthread_mutex_lock(&s->lock);
-	p = held_find(s, ino);
-	if (p && *p) {
-		if ((*p)->nlookup > nlookup) {
-			(*p)->nlookup -= nlookup;
-		} else {
-			e = *p;
-			*p = e->next;
-			s->count--;
-			__atomic_sub_fetch(&h->total, 1, __ATOMIC_RELAXED);
-			views_hold(h->vs, e->slot, -1);
-		}
+	e = held_find(s, ino);
+	if (e && e->nlookup > nlookup) {
+		e->nlookup -= nlookup;
+		e = NULL;
+	} else if (e) {
+		hash_del(&s->table, &e->node);
+		__atomic_sub_fetch(&h->total, 1, __ATOMIC_RELAXED);
+		views_hold(h->vs, e->slot, -1);
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(e);
 }
 
+/* What held_nodes() and held_gone() gather of a shard's entries. */
+struct gather {
+	const unsigned int *slot; /* held_nodes(): the slots asked */
+	unsigned int nslots;
+	struct node *out;
+	struct held_task {
+		uint64_t ino;
+		pid_t pid, tid;
+	} * task; /* held_gone(): tasks' directories */
+	size_t n, max;
+};
+
+static bool gather_nodes(void *ctx, struct hash_node *hn)
+{
+	struct held_entry *e = container_of(hn, struct held_entry, node);
+	struct gather *g = ctx;
+	unsigned int k;
+
+	if (g->n >= g->max || (e->ino & (1ULL << 63)))
+		return false; /* full, or an extra inode: no node */
+	for (k = 0; k < g->nslots; k++)
+		if (e->slot == g->slot[k]) {
+			node_of(e->ino, &g->out[g->n++]);
+			break;
+		}
+	return false;
+}
+
 size_t held_nodes(struct held *h, const unsigned int *slot, unsigned int nslots,
 		  struct node *out, size_t max)
 {
-	struct held_entry *e;
-	unsigned int i, k;
-	size_t n = 0, b;
+	struct gather g = { slot, nslots, out, NULL, 0, max };
+	unsigned int i;
 
-	for (i = 0; i < HELD_SHARDS && n < max; i++) {
+	for (i = 0; i < HELD_SHARDS && g.n < max; i++) {
 		pthread_mutex_lock(&h->shard[i].lock);
-		for (b = 0; b < h->shard[i].nbuckets && n < max; b++)
-			for (e = h->shard[i].bucket[b]; e && n < max;
-			     e = e->next) {
-				if (e->ino & (1ULL << 63))
-					continue; /* an extra inode: no node */
-				for (k = 0; k < nslots; k++)
-					if (e->slot == slot[k])
-						break;
-				if (k < nslots)
-					node_of(e->ino, &out[n++]);
-			}
+		hash_filter(&h->shard[i].table, gather_nodes, &g);
 		pthread_mutex_unlock(&h->shard[i].lock);
 	}
-	return n;
+	return g.n;
 }
 
 size_t held_count(struct held *h)
@@ -263,47 +250,47 @@ static bool task_gone(pid_t pid, pid_t tid)
 void held_uncache(struct held *h, uint64_t ino)
 {
 	struct held_shard *s = held_shard_of(h, ino);
-	struct held_entry **p;
+	struct held_entry *e;
 
 	pthread_mutex_lock(&s->lock);
-	p = held_find(s, ino);
-	if (p && *p)
-		(*p)->cached_until_ms = now_ms() + HELD_DROP_GRACE_MS;
+	e = held_find(s, ino);
+	if (e)
+		e->cached_until_ms = now_ms() + HELD_DROP_GRACE_MS;
 	pthread_mutex_unlock(&s->lock);
+}
+
+static bool gather_tasks(void *ctx, struct hash_node *hn)
+{
+	struct held_entry *e = container_of(hn, struct held_entry, node);
+	struct gather *g = ctx;
+
+	if (g->n < g->max && e->pid > 0)
+		g->task[g->n++] = (struct held_task){ e->ino, e->pid, e->tid };
+	return false;
 }
 
 size_t held_gone(struct held *h, struct node *out, size_t max)
 {
-	struct held_task {
-		uint64_t ino;
-		pid_t pid, tid;
-	} * task;
+	struct gather g = { .max = HELD_SWEEP_MAX };
 	unsigned int first, k;
-	struct held_entry *e;
-	size_t n = 0, count, j, b;
+	size_t n = 0, j;
 
-	task = malloc(HELD_SWEEP_MAX * sizeof(*task));
-	if (!task)
+	g.task = malloc(HELD_SWEEP_MAX * sizeof(*g.task));
+	if (!g.task)
 		return 0;
 	first = __atomic_fetch_add(&h->cursor, 1, __ATOMIC_RELAXED);
 	for (k = 0; k < HELD_SHARDS && n < max; k++) {
 		struct held_shard *s = &h->shard[(first + k) % HELD_SHARDS];
 
 		/* The tasks under the shard's lock; asked after it. */
-		count = 0;
+		g.n = 0;
 		pthread_mutex_lock(&s->lock);
-		for (b = 0; b < s->nbuckets && count < HELD_SWEEP_MAX; b++)
-			for (e = s->bucket[b]; e && count < HELD_SWEEP_MAX;
-			     e = e->next)
-				if (e->pid > 0)
-					task[count++] = (struct held_task){
-						e->ino, e->pid, e->tid
-					};
+		hash_filter(&s->table, gather_tasks, &g);
 		pthread_mutex_unlock(&s->lock);
-		for (j = 0; j < count && n < max; j++)
-			if (task_gone(task[j].pid, task[j].tid))
-				node_of(task[j].ino, &out[n++]);
+		for (j = 0; j < g.n && n < max; j++)
+			if (task_gone(g.task[j].pid, g.task[j].tid))
+				node_of(g.task[j].ino, &out[n++]);
 	}
-	free(task);
+	free(g.task);
 	return n;
 }
