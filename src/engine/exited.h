@@ -1,7 +1,8 @@
 /*
  * exited: the tasks that exited, kept for a while with their final
  * times, as Windows keeps a process's times readable while a handle to
- * it is open.
+ * it is open; and the births of live tasks (their names and instant),
+ * which their exit records lack.
  *
  * A bounded table, filled by the listener (listener.h) and read by the
  * tree. It holds at most max_tasks records; each is dropped keep
