@@ -18,6 +18,11 @@
  *                  last thread's tid, and wait for stdin to close
  *   reuse PID      make a child with the number PID (clone3's set_tid,
  *                  root only), print it, and wait for it to be killed
+ *   hold N GO      make N threads (small stacks) that each spend about
+ *                  0.1 ms in the kernel and in user space, then wait;
+ *                  print this process's pid; when GO exists, they exit
+ *                  together; print "exited" once all are joined, and
+ *                  wait for stdin to close
  */
 #include <errno.h>
 #include <linux/sched.h>
@@ -193,6 +198,54 @@ static int threads(long n)
 	return 0;
 }
 
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_go = PTHREAD_COND_INITIALIZER;
+static int hold_release;
+
+static void *holder(void *arg)
+{
+	uint64_t until = ns_of(CLOCK_THREAD_CPUTIME_ID) + 200000;
+
+	(void)arg;
+	while (ns_of(CLOCK_THREAD_CPUTIME_ID) < until)
+		(void)syscall(SYS_getppid);
+	pthread_mutex_lock(&hold_lock);
+	while (!hold_release)
+		pthread_cond_wait(&hold_go, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+	return NULL;
+}
+
+static int hold(long n, const char *go)
+{
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	pthread_attr_t attr;
+	char c;
+	long i;
+
+	if (!t || pthread_attr_init(&attr) ||
+	    pthread_attr_setstacksize(&attr, 64 * 1024))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], &attr, holder, NULL))
+			return 1;
+	printf("%d\n", getpid());
+	fflush(stdout);
+	wait_for(go);
+	pthread_mutex_lock(&hold_lock);
+	hold_release = 1;
+	pthread_cond_broadcast(&hold_go);
+	pthread_mutex_unlock(&hold_lock);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("exited\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	free(t);
+	return 0;
+}
+
 static int reuse(pid_t want)
 {
 	pid_t set_tid[1] = { want };
@@ -232,7 +285,9 @@ int main(int argc, char **argv)
 		return threads(strtol(argv[2], NULL, 10));
 	if (argc == 3 && !strcmp(argv[1], "reuse"))
 		return reuse((pid_t)strtol(argv[2], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return hold(strtol(argv[2], NULL, 10), argv[3]);
 	fprintf(stderr, "usage: helper-exit child|thread|group MS GO | "
-			"burst N | threads N | reuse PID\n");
+			"burst N | threads N | reuse PID | hold N GO\n");
 	return 2;
 }

@@ -558,6 +558,96 @@ static void test_history_sweep(void)
 	engine_free(e);
 }
 
+/* A stat of task @tid of @pid with @utime, @stime ticks, started at
+ * @start ticks, as m2's. */
+static void put_stat(const char *dir, pid_t pid, pid_t tid, int utime,
+		     int stime, unsigned long start)
+{
+	char file[64], text[512];
+
+	if (tid)
+		snprintf(file, sizeof(file), "proc/%d/task/%d/stat", (int)pid,
+			 (int)tid);
+	else
+		snprintf(file, sizeof(file), "proc/%d/stat", (int)pid);
+	snprintf(text, sizeof(text),
+		 "%d (worker) S 1 %d %d 0 -1 4194560 120 0 0 0 %d %d 0 0 20 "
+		 "0 3 0 %lu 10240000 300 18446744073709551615 94000000000000 "
+		 "94000000100000 140700000000000 0 0 0 0 0 0 0 0 0 17 0 0 0 0 "
+		 "0 0 94000000200000 94000000300000 94000000400000 "
+		 "140700000001000 140700000001100 140700000001100 "
+		 "140700000002000 0\n",
+		 (int)(tid ? tid : pid), (int)pid, (int)pid, utime, stime,
+		 start);
+	put(dir, file, text);
+}
+
+/*
+ * At exit, the exit record's proportion (here 90 % user, where the live
+ * stat said 90 % kernel) takes nothing back: for a thread whose start
+ * the engine's memo of starts lost to another thread (tid + 4096), the
+ * history's start is the exit's; for a process of one thread, read as
+ * a process, the process's split is the one kept.
+ */
+static void test_exit_split(void)
+{
+	char *dir = copy_fixture("m2"), cmd[PATH_MAX + 64];
+	uint64_t tick_ns = 1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK);
+	struct task_times alive, gone, other;
+	struct exited_task x;
+	struct engine *e;
+
+	put_stat(dir, 100, 101, 10, 90, 5001);
+	put_stat(dir, 200, 0, 10, 90, 12345);
+	put_stat(dir, 200, 200, 10, 90, 12345);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -R '%s/proc/100/task/101' '%s/proc/100/task/4197'", dir,
+		 dir);
+	if (system(cmd) != 0)
+		exit(99);
+	put_stat(dir, 100, 4197, 10, 90, 5002);
+	e = open_engine(dir, 64);
+
+	check_int(engine_task_times(e, 100, 101, TASK_ALL, &alive), 0,
+		  "exit split: thread 101 read alive");
+	check_int(engine_task_times(e, 100, 4197, TASK_ALL, &other), 0,
+		  "exit split: thread 4197, the same slot of starts, read");
+	/* The exit record's start: a tick and a half late. */
+	check_u64(engine_exit_start_ticks(e, 100, 101,
+					  5002 * tick_ns + tick_ns / 2),
+		  5001, "exit split: the start the thread was shown with");
+	memset(&x, 0, sizeof(x));
+	x.flags = EXITED_THREAD;
+	x.cpu_ns = alive.cpu_ns;
+	x.utime_us = 900;
+	x.stime_us = 100;
+	x.start_ticks = engine_exit_start_ticks(e, 100, 101,
+						5002 * tick_ns + tick_ns / 2);
+	x.nnames = 1;
+	x.name[0].tgid = 100;
+	x.name[0].tid = 101;
+	engine_exited_times(e, &x, true, &gone);
+	check_u64(gone.kernel_ns, alive.kernel_ns,
+		  "exit split: the thread's kernel time stays");
+	check_u64(gone.user_ns, alive.user_ns,
+		  "exit split: the thread's user time stays");
+
+	check_int(engine_task_times(e, 200, 0, TASK_ALL, &alive), 0,
+		  "exit split: process 200 read alive, as a process");
+	x.flags = EXITED_THREAD | EXITED_PROCESS;
+	x.cpu_ns = alive.cpu_ns;
+	x.start_ticks = 12345;
+	x.name[0].tgid = 200;
+	x.name[0].tid = 200;
+	engine_exited_times(e, &x, false, &gone);
+	check_u64(gone.kernel_ns, alive.kernel_ns,
+		  "exit split: the process's kernel time stays");
+	check_u64(gone.user_ns, alive.user_ns,
+		  "exit split: the process's user time stays");
+	remove_tree(dir);
+	engine_free(e);
+}
+
 struct ids {
 	size_t n;
 	pid_t id[16];
@@ -654,6 +744,7 @@ int main(int argc, char **argv)
 	test_times();
 	test_times_monotonic();
 	test_history_sweep();
+	test_exit_split();
 	test_lists();
 	return tap_done();
 }

@@ -578,27 +578,35 @@ static void start_memo_put(struct engine *e, pid_t tid, uint64_t ticks)
 			 __ATOMIC_RELAXED);
 }
 
-uint64_t engine_exit_start_ticks(struct engine *e, pid_t tid,
+/* Whether @seen, a start read alive, is the start @ticks approximates. */
+static bool same_start(uint64_t seen, uint64_t ticks)
+{
+	return seen <= ticks + 1 && ticks <= seen + 3;
+}
+
+uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
 				 uint64_t start_boot_ns)
 {
 	uint64_t ticks = start_boot_ns / (NSEC_PER_SEC / e->clk_tck), v, seen;
 
 	v = __atomic_load_n(&e->start_memo[(uint32_t)tid % START_MEMO_SLOTS],
 			    __ATOMIC_RELAXED);
-	if (v >> START_TICKS_BITS != (uint32_t)tid)
-		return ticks;
 	seen = v & ((1ULL << START_TICKS_BITS) - 1);
-	/* The same task: its start read alive, at most a few ticks off. */
-	if (seen <= ticks + 1 && ticks <= seen + 3)
+	if (v >> START_TICKS_BITS == (uint32_t)tid && same_start(seen, ticks))
+		return seen; /* the same task: at most a few ticks off */
+	/* Its slot taken since: the start its split was shown with. */
+	if ((task_history_start(&e->history, pid, tid, &seen) ||
+	     (tid == pid && task_history_start(&e->history, pid, 0, &seen))) &&
+	    same_start(seen, ticks))
 		return seen;
 	return ticks;
 }
 
 int engine_exited_times(struct engine *e, const struct exited_task *x,
-			struct task_times *t)
+			bool thread, struct task_times *t)
 {
 	pid_t pid = x->name[0].tgid;
-	pid_t tid = (x->flags & EXITED_THREAD) ? x->name[0].tid : 0;
+	pid_t tid = thread ? x->name[0].tid : 0;
 
 	memset(t, 0, sizeof(*t));
 	task_split(x->cpu_ns, x->utime_us, x->stime_us, &t->kernel_ns,

@@ -215,20 +215,24 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
  * engine_exited_times - the times of the exited task @x, in the same
  * units and by the same rules as engine_task_times(): its runtime split
  * in its utime:stime proportion, never less kernel or user time than
- * was shown while it lived, and its exit instant. May be called under
- * the exited table's lock: it never calls engine_retained's function.
+ * was shown while it lived (as a thread with @thread, else as a
+ * process: a record of a process that had one thread is both), and its
+ * exit instant. May be called under the exited table's lock: it never
+ * calls engine_retained's function.
  */
 int engine_exited_times(struct engine *e, const struct exited_task *x,
-			struct task_times *t);
+			bool thread, struct task_times *t);
 
 /*
- * engine_exit_start_ticks - the start of thread @tid, which exited,
- * in clock ticks since boot, from @start_boot_ns (its start on
- * CLOCK_BOOTTIME as the exit record gives it, a little late): the
- * start its stat said when the engine read it alive, so that its
- * creation time does not change, else @start_boot_ns in ticks.
+ * engine_exit_start_ticks - the start of thread @tid of process @pid,
+ * which exited, in clock ticks since boot, from @start_boot_ns (its
+ * start on CLOCK_BOOTTIME as the exit record gives it, a little late):
+ * the start its stat said when the engine read it alive (the last read
+ * of its stat, else the history of its splits), so that its creation
+ * time does not change and its kernel and user times stay clamped,
+ * else @start_boot_ns in ticks.
  */
-uint64_t engine_exit_start_ticks(struct engine *e, pid_t tid,
+uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
 				 uint64_t start_boot_ns);
 
 /*

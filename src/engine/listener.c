@@ -186,7 +186,8 @@ static void file_thread(struct listener *l, const struct taskstats_fields *f,
 	t.cpu_ns = f->run_ns;
 	t.utime_us = f->utime_us;
 	t.stime_us = f->stime_us;
-	t.start_ticks = engine_exit_start_ticks(l->e, tid, life->start_boot);
+	t.start_ticks =
+		engine_exit_start_ticks(l->e, tgid, tid, life->start_boot);
 	t.exit_ns = life->exit_real;
 	if (birth) {
 		t.nnames = birth->nnames;
@@ -255,8 +256,8 @@ static void file_process(struct listener *l,
 		lifetime_of(c,
 			    group->etime_us ? group->etime_us : last->etime_us,
 			    NULL, &own);
-		t.start_ticks =
-			engine_exit_start_ticks(l->e, tgid, own.start_boot);
+		t.start_ticks = engine_exit_start_ticks(l->e, tgid, tgid,
+							own.start_boot);
 		t.nnames = 1;
 		t.name[0].ns = l->own_ns;
 		t.name[0].tgid = tgid;

@@ -379,6 +379,19 @@ size_t task_history_sweep(struct task_history *h)
 	return dropped;
 }
 
+bool task_history_start(struct task_history *h, pid_t pid, pid_t tid,
+			uint64_t *start_ticks)
+{
+	struct history_entry *x;
+
+	pthread_mutex_lock(&h->lock);
+	x = history_find(h, pid, tid);
+	if (x)
+		*start_ticks = x->start_ticks;
+	pthread_mutex_unlock(&h->lock);
+	return x != NULL;
+}
+
 size_t task_history_count(struct task_history *h)
 {
 	size_t n;

@@ -141,6 +141,14 @@ bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
  */
 size_t task_history_sweep(struct task_history *h);
 
+/*
+ * task_history_start - the start (clock ticks) recorded under number
+ * @pid, @tid: true and *@start_ticks, or false when none is. Thread
+ * safe.
+ */
+bool task_history_start(struct task_history *h, pid_t pid, pid_t tid,
+			uint64_t *start_ticks);
+
 /* task_history_count - the entries held now. Thread safe. */
 size_t task_history_count(struct task_history *h);
 

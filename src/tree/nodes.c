@@ -55,7 +55,7 @@ static int process_creation(struct request *r, pid_t vpid, uint64_t *ns)
 	if (ret == -ENOENT) {
 		ret = exited_lookup(r, vpid, 0, &x);
 		if (ret == 0)
-			ret = engine_exited_times(e, &x, &t);
+			ret = engine_exited_times(e, &x, false, &t);
 	}
 	if (ret == 0)
 		*ns = t.creation_ns;
@@ -70,7 +70,7 @@ static int process_creation(struct request *r, pid_t vpid, uint64_t *ns)
 static bool thread_of(struct request *r, const struct exited_task *x,
 		      uint64_t born, struct task_times *t)
 {
-	engine_exited_times(r->env->engine, x, t);
+	engine_exited_times(r->env->engine, x, true, t);
 	return t->creation_ns >= born;
 }
 
@@ -166,7 +166,9 @@ int task_times(struct request *r, const struct node *n, unsigned int need,
 		ret = exited_thread(r, node_pid(n), node_tid(n), &x);
 	else
 		ret = exited_lookup(r, node_pid(n), 0, &x);
-	return ret < 0 ? ret : engine_exited_times(r->env->engine, &x, t);
+	return ret < 0 ? ret :
+			 engine_exited_times(r->env->engine, &x,
+					     node_tid(n) != 0, t);
 }
 
 int task_start(struct request *r, const struct node *n, uint64_t *start)
