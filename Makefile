@@ -41,7 +41,8 @@ LDLIBS = $(PKG_LIBS) -lpthread
 # folder and of the layers below it, and no others: the engine's are
 # compiled without FUSE's include path or the tree's, so that an
 # include that runs back up fails the build (make check-layers).
-#   shared  the policies every layer names, the control protocol, logging
+#   shared  the policies every layer names, decimal numbers, a hash
+#           table, the control protocol, logging
 #   engine  the kernel's sources, tasks, views, exited tasks (libmnl)
 #   tree    the names of the mount, snapshots, rendering, budgets
 #   fuse    the FUSE operations and the workers (libfuse3)
