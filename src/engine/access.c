@@ -271,21 +271,13 @@ bool access_caps_cover(uint64_t eff, uint64_t prm)
 
 ino_t access_userns_of(pid_t pid)
 {
-	char path[48], link[64];
-	unsigned long long ino;
-	ssize_t n;
+	char path[48];
 
 	if (pid > 0)
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/ns/user");
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return 0;
-	link[n] = '\0';
-	if (sscanf(link, "user:[%llu]", &ino) != 1)
-		return 0;
-	return (ino_t)ino;
+	return procfile_ns_ino(path, "user");
 }
 
 int access_reader_caps(pid_t tid, uint64_t *eff, ino_t *userns)

@@ -364,19 +364,14 @@ static void learn_task(struct listener *l, pid_t tgid, pid_t tid,
 {
 	pid_t nstgid[NSPID_LEVELS_MAX], nspid[NSPID_LEVELS_MAX];
 	struct exited_birth b = { fork_ns, 1, { { l->own_ns, tgid, tid } } };
-	char path[96], link[64], *status = NULL;
-	ino_t ns[NSPID_LEVELS_MAX];
+	char path[96], *status = NULL;
+	ino_t own, ns[NSPID_LEVELS_MAX];
 	unsigned int levels, k, n;
 	int fd = -1, ret, err;
-	ssize_t len;
 
-	len = readlink(path_ns(path, sizeof(path), tgid, tid), link,
-		       sizeof(link) - 1);
-	if (len <= 0)
-		goto out; /* gone already: the instant alone */
-	link[len] = '\0';
-	if (strtoull(link + strcspn(link, "[") + 1, NULL, 10) == l->own_ns)
-		goto out;
+	own = procfile_ns_ino(path_ns(path, sizeof(path), tgid, tid), "pid");
+	if (!own || own == l->own_ns)
+		goto out; /* gone already (the instant alone), or ours */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tgid, tid);
 	if (procfile_read_alloc(path, 2048, &status) < 0)
 		goto out;

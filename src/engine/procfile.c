@@ -171,3 +171,24 @@ const char *procfile_field(const char *text, const char *key)
 	}
 	return NULL;
 }
+
+ino_t procfile_ns_ino(const char *path, const char *type)
+{
+	size_t len = strlen(type);
+	char link[64], *end;
+	unsigned long long ino;
+	ssize_t n;
+
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	if (strncmp(link, type, len) != 0 || link[len] != ':' ||
+	    link[len + 1] != '[')
+		return 0;
+	errno = 0;
+	ino = strtoull(link + len + 2, &end, 10);
+	if (errno || end == link + len + 2 || strcmp(end, "]") != 0)
+		return 0;
+	return (ino_t)ino;
+}

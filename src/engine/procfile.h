@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * procfile_read - read the whole file @path into @buf of @size bytes and
@@ -52,6 +53,13 @@ int procfile_u64(const char **p, uint64_t *v);
  * NULL. @key must match at the start of a line.
  */
 const char *procfile_field(const char *text, const char *key);
+
+/*
+ * procfile_ns_ino - the nsfs inode of the namespace of type @type
+ * ("pid", "user") that the magic link @path (/proc/PID/ns/TYPE) names,
+ * from its target "TYPE:[INODE]"; 0 when it cannot be read so.
+ */
+ino_t procfile_ns_ino(const char *path, const char *type);
 
 /*
  * procfile_no_fds - whether errno @err says the daemon, or the system,

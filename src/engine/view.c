@@ -146,18 +146,10 @@ static long long now_ms(void)
  * @pid, from "pid:[INODE]"; 0 when it cannot be read. */
 static ino_t ns_of(pid_t pid)
 {
-	char path[48], link[64];
-	unsigned long long ino;
-	ssize_t n;
+	char path[48];
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return 0;
-	link[n] = '\0';
-	if (sscanf(link, "pid:[%llu]", &ino) != 1)
-		return 0;
-	return (ino_t)ino;
+	return procfile_ns_ino(path, "pid");
 }
 
 /*
