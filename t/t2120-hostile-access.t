@@ -100,6 +100,12 @@ uid_line_is() {
 		"/proc/$1/status"
 }
 
+# owned_by_root PID: procfs owns PID's files by root, as it does once
+# the process is not dumpable (asked afresh at each call of wait_for).
+owned_by_root() {
+	[ "$(stat -c %u "/proc/$1/stat")" = 0 ]
+}
+
 test_expect_success 'setup: four targets' '
 	mkdir -p "$TRASH/suid" && chmod 755 "$TRASH/suid" &&
 	cp "$BIN/helper-acc-sleep" "$TRASH/suid/sleep-other" &&
@@ -121,7 +127,7 @@ test_expect_success 'setup: four targets' '
 	wait_for 10 uid_line_is $T_OTHER $OTHER $OTHER $OTHER &&
 	wait_for 10 uid_line_is $T_SETUID $OWNER $OTHER $OTHER &&
 	wait_for 10 uid_line_is $T_NODUMP $OWNER $OWNER $OWNER &&
-	wait_for 10 test "$(stat -c %u /proc/$T_NODUMP/stat)" = 0 &&
+	wait_for 10 owned_by_root $T_NODUMP &&
 	export T_OWN T_OTHER T_NODUMP T_SETUID
 '
 
