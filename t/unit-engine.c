@@ -547,6 +547,11 @@ static void test_history_sweep(void)
 	remove_tree(path);
 	snprintf(path, sizeof(path), "%s/proc/100/task/101", dir);
 	remove_tree(path);
+	check_int(engine_task_gone(e, 200, 0) &&
+			  engine_task_gone(e, 100, 101) &&
+			  !engine_task_gone(e, 100, 0) &&
+			  !engine_task_gone(e, 100, 100),
+		  1, "task gone: what the proc root has, not the exited table");
 	check_u64(engine_history_sweep(e), 2,
 		  "sweep: a process gone goes, with its thread");
 	check_u64(engine_history_sweep(e), 0,

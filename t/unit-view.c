@@ -163,6 +163,17 @@ static void test_pinned(void)
 	views_free(vs);
 }
 
+/* held_gone()'s question, of this machine: no thread @tid in @pid. */
+static bool proc_gone(void *ctx, pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid,
+		 (int)(tid ? tid : pid));
+	return access(path, F_OK) != 0 && errno == ENOENT;
+}
+
 static void test_held(struct views *vs)
 {
 	struct held *h = NULL;
@@ -216,8 +227,9 @@ static void test_held(struct views *vs)
 		held_add(h, node_ino(&n), 9, 1, getpid(), 0, 0, NULL);
 		n.num[0] = 43;
 		held_add(h, node_ino(&n), 9, 1, 0, 0, 0, NULL);
-		check(held_gone(h, gone, 4) == 1 && gone[0].kind == K_TGID &&
-			      gone[0].num[0] == 41 && gone[0].view == 9,
+		check(held_gone(h, proc_gone, NULL, gone, 4) == 1 &&
+			      gone[0].kind == K_TGID && gone[0].num[0] == 41 &&
+			      gone[0].view == 9,
 		      "held: the directory of an exited task is found gone, "
 		      "a live one's and an unknown one's not");
 		for (i = 41; i <= 43; i++) {

@@ -157,6 +157,29 @@ static int first_present_cpu(const struct topology *topo)
 }
 
 /*
+ * Whether the directory of task @pid, @tid (0: the process) is in the
+ * proc root: 0, -ENOENT when it is not, or another -errno when the root
+ * cannot say.
+ */
+static int task_dir(const struct engine *e, pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	if (tid)
+		snprintf(path, sizeof(path), "%d/task/%d", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "%d", (int)pid);
+	if (faccessat(e->proc_fd, path, F_OK, 0) == 0)
+		return 0;
+	return errno == ESRCH || errno == ENOTDIR ? -ENOENT : -errno;
+}
+
+bool engine_task_gone(const struct engine *e, pid_t pid, pid_t tid)
+{
+	return task_dir(e, pid, tid) == -ENOENT;
+}
+
+/*
  * Whether a reader can still name task @pid, @tid (0: the process)
  * started at @start_ticks, for the history's sweep: its directory is
  * in the proc root, or the exited table keeps it. Whatever else than
@@ -166,14 +189,8 @@ static bool task_nameable(void *ctx, pid_t pid, pid_t tid, uint64_t start_ticks)
 {
 	struct engine *e = ctx;
 	const struct engine_retained *r;
-	char path[64];
 
-	if (tid)
-		snprintf(path, sizeof(path), "%d/task/%d", (int)pid, (int)tid);
-	else
-		snprintf(path, sizeof(path), "%d", (int)pid);
-	if (faccessat(e->proc_fd, path, F_OK, 0) == 0 ||
-	    (errno != ENOENT && errno != ESRCH && errno != ENOTDIR))
+	if (task_dir(e, pid, tid) != -ENOENT)
 		return true;
 	r = __atomic_load_n(&e->retained, __ATOMIC_ACQUIRE);
 	return r && r->retained(r->ctx, pid, tid, start_ticks);
@@ -467,18 +484,9 @@ static int read_and_keep(struct engine *e, pid_t pid, pid_t tid,
  * that cannot be read is a broken source, not a gone task: -EIO, unless
  * the task vanished meanwhile. @name is a string constant. Only procfs
  * makes a file anew at a read from its start, so only the live /proc's
- * files are kept open.
+ * files are kept open. Sets *@start to the task's start (ticks + 1)
+ * when a kept descriptor that knows it read the file, else to 0.
  */
-static bool task_dir_there(const struct engine *e, pid_t pid, pid_t tid)
-{
-	char dir[PATH_MAX];
-
-	task_path(e, dir, sizeof(dir), pid, tid, "");
-	return access(dir, F_OK) == 0;
-}
-
-/* Sets *@start to the task's start (ticks + 1) when a kept descriptor
- * that knows it read the file, else to 0. */
 static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 			       const char *name, char *buf, size_t size,
 			       uint64_t *start)
@@ -516,9 +524,9 @@ static int read_task_file_into(struct engine *e, pid_t pid, pid_t tid,
 	 * for a new task may have taken the number of one that exited
 	 * between the two looks (thousands of threads a second do).
 	 */
-	if (ret == -ENOENT && task_dir_there(e, pid, tid)) {
+	if (ret == -ENOENT && task_dir(e, pid, tid) == 0) {
 		ret = procfile_read(path, buf, size);
-		if (ret == -ENOENT && task_dir_there(e, pid, tid))
+		if (ret == -ENOENT && task_dir(e, pid, tid) == 0)
 			return -EIO;
 	}
 	/* Out of descriptors: said as such, never as a gone task. */

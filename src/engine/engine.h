@@ -106,6 +106,12 @@ void engine_free(struct engine *e);
 /* engine_get_info - describe @e. The strings live as long as @e. */
 void engine_get_info(const struct engine *e, struct engine_info *info);
 
+/*
+ * engine_task_gone - whether task @pid, @tid (0: the process) has no
+ * directory in @e's proc root (not whether the exited table keeps it).
+ */
+bool engine_task_gone(const struct engine *e, pid_t pid, pid_t tid);
+
 /* engine_is_live - whether @e reads this machine's own /proc. */
 bool engine_is_live(const struct engine *e);
 

@@ -153,12 +153,18 @@ static struct fs *dropper_next(struct fs_dropper *d)
  * and the kernel, which keeps a name until memory runs short, would
  * otherwise grow it with every task a walk ever met.
  */
+static bool task_gone(void *ctx, pid_t pid, pid_t tid)
+{
+	return engine_task_gone(ctx, pid, tid);
+}
+
 static void sweep_gone(struct fs *fs)
 {
 	struct node gone[FS_SWEEP_DROPS];
 	size_t n, i;
 
-	n = held_gone(fs->kheld, gone, FS_SWEEP_DROPS);
+	n = held_gone(fs->kheld, task_gone, fs->env.engine, gone,
+		      FS_SWEEP_DROPS);
 	for (i = 0; i < n; i++)
 		drop_name(fs, &gone[i]);
 }

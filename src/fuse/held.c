@@ -3,9 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -240,13 +238,6 @@ size_t held_count(struct held *h)
 	return __atomic_load_n(&h->total, __ATOMIC_RELAXED);
 }
 
-/* Whether task (@pid, @tid) has exited: no thread @tid in group @pid. */
-static bool task_gone(pid_t pid, pid_t tid)
-{
-	return syscall(SYS_tgkill, pid, tid ? tid : pid, 0) < 0 &&
-	       errno == ESRCH;
-}
-
 void held_uncache(struct held *h, uint64_t ino)
 {
 	struct held_shard *s = held_shard_of(h, ino);
@@ -269,7 +260,8 @@ static bool gather_tasks(void *ctx, struct hash_node *hn)
 	return false;
 }
 
-size_t held_gone(struct held *h, struct node *out, size_t max)
+size_t held_gone(struct held *h, bool (*gone)(void *ctx, pid_t pid, pid_t tid),
+		 void *ctx, struct node *out, size_t max)
 {
 	struct gather g = { .max = HELD_SWEEP_MAX };
 	unsigned int first, k;
@@ -288,7 +280,7 @@ size_t held_gone(struct held *h, struct node *out, size_t max)
 		hash_filter(&s->table, gather_tasks, &g);
 		pthread_mutex_unlock(&s->lock);
 		for (j = 0; j < g.n && n < max; j++)
-			if (task_gone(g.task[j].pid, g.task[j].tid))
+			if (gone(ctx, g.task[j].pid, g.task[j].tid))
 				node_of(g.task[j].ino, &out[n++]);
 	}
 	free(g.task);

@@ -95,14 +95,17 @@ size_t held_nodes(struct held *h, const unsigned int *slot, unsigned int nslots,
 		  struct node *out, size_t max);
 
 /*
- * held_gone - up to @max directories of tasks that have exited, whose
- * names the kernel still keeps, into @out: their count. The kernel keeps
- * a name until memory runs short, and each is an entry here; the caller
- * has it dropped. A sweep looks at up to HELD_SWEEP_MAX directories of
- * each part of the table, from a part that turns at each sweep.
+ * held_gone - up to @max directories of tasks that have exited (@gone,
+ * asked without a lock, says so of the task as the daemon numbers it),
+ * whose names the kernel still keeps, into @out: their count. The
+ * kernel keeps a name until memory runs short, and each is an entry
+ * here; the caller has it dropped. A sweep looks at up to
+ * HELD_SWEEP_MAX directories of each part of the table, from a part
+ * that turns at each sweep.
  */
 #define HELD_SWEEP_MAX 4096
-size_t held_gone(struct held *h, struct node *out, size_t max);
+size_t held_gone(struct held *h, bool (*gone)(void *ctx, pid_t pid, pid_t tid),
+		 void *ctx, struct node *out, size_t max);
 
 /* held_count - how many inodes the table holds now. */
 size_t held_count(struct held *h);
