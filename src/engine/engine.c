@@ -86,7 +86,6 @@ struct engine {
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
-	int proc_fd; /* the proc root, for the history's look at a task */
 	const struct engine_retained *retained; /* atomic; NULL: none */
 	pthread_mutex_t fd_lock;
 	struct task_fd fds[TASK_FDS];
@@ -156,6 +155,18 @@ static int first_present_cpu(const struct topology *topo)
 	return 0;
 }
 
+/* PROC/pid/name or PROC/pid/task/tid/name. */
+static void task_path(const struct engine *e, char *path, size_t size,
+		      pid_t pid, pid_t tid, const char *name)
+{
+	if (tid)
+		snprintf(path, size, "%s/%d/task/%d/%s", e->opts.proc_root,
+			 (int)pid, (int)tid, name);
+	else
+		snprintf(path, size, "%s/%d/%s", e->opts.proc_root, (int)pid,
+			 name);
+}
+
 /*
  * Whether the directory of task @pid, @tid (0: the process) is in the
  * proc root: 0, -ENOENT when it is not, or another -errno when the root
@@ -163,13 +174,10 @@ static int first_present_cpu(const struct topology *topo)
  */
 static int task_dir(const struct engine *e, pid_t pid, pid_t tid)
 {
-	char path[64];
+	char path[PATH_MAX];
 
-	if (tid)
-		snprintf(path, sizeof(path), "%d/task/%d", (int)pid, (int)tid);
-	else
-		snprintf(path, sizeof(path), "%d", (int)pid);
-	if (faccessat(e->proc_fd, path, F_OK, 0) == 0)
+	task_path(e, path, sizeof(path), pid, tid, "");
+	if (access(path, F_OK) == 0)
 		return 0;
 	return errno == ESRCH || errno == ENOTDIR ? -ENOENT : -errno;
 }
@@ -259,13 +267,6 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_free_topo;
 	}
-	e->proc_fd = open(opts->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (e->proc_fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", opts->proc_root,
-			 strerror(errno));
-		goto out_idle;
-	}
 	task_history_init(&e->history);
 	task_history_set_keep(&e->history, task_nameable, e);
 	pthread_mutex_init(&e->fd_lock, NULL);
@@ -274,8 +275,6 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 	*out = e;
 	return 0;
 
-out_idle:
-	idle_destroy(&e->idle);
 out_free_topo:
 	topology_free(&e->topo);
 out_free:
@@ -294,7 +293,6 @@ void engine_free(struct engine *e)
 			close(e->fds[i].fd);
 	pthread_mutex_destroy(&e->fd_lock);
 	task_history_destroy(&e->history);
-	close(e->proc_fd);
 	idle_destroy(&e->idle);
 	topology_free(&e->topo);
 	free((char *)e->opts.proc_root);
@@ -328,18 +326,6 @@ bool engine_is_live(const struct engine *e)
 enum units engine_units(const struct engine *e)
 {
 	return __atomic_load_n(&e->opts.units, __ATOMIC_RELAXED);
-}
-
-/* PROC/pid/name or PROC/pid/task/tid/name. */
-static void task_path(const struct engine *e, char *path, size_t size,
-		      pid_t pid, pid_t tid, const char *name)
-{
-	if (tid)
-		snprintf(path, size, "%s/%d/task/%d/%s", e->opts.proc_root,
-			 (int)pid, (int)tid, name);
-	else
-		snprintf(path, size, "%s/%d/%s", e->opts.proc_root, (int)pid,
-			 name);
 }
 
 static struct task_fd *task_fd_slot(struct engine *e, pid_t pid, pid_t tid,
