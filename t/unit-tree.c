@@ -276,7 +276,7 @@ static void test_render(void)
 /* Entries of 24, 40, 32 and 280 bytes; the last ends at 376. */
 static void test_offsets(void)
 {
-	static const size_t start[] = { 0, 24, 64, 96, 376 };
+	static const uint64_t start[] = { 0, 24, 64, 96, 376 };
 	size_t from, len;
 	int64_t off;
 	int ok = 1;

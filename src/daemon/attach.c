@@ -42,10 +42,13 @@ struct watch {
 struct attached {
 	struct attached *next;
 	struct attach_set *as;
+	uint64_t key; /* the supervisor's name of it (super.h); 0: untold */
 	char *target;
+	char *opts; /* as attach was given them, "" for none */
 	ino_t pidns, mntns;
 	pid_t init; /* the daemon's number of its PID namespace's init */
 	int pidns_fd, mntns_fd, init_fd; /* init_fd: its pidfd, or -1 */
+	int keep_fd; /* its open files' contents (fs.h) */
 	int mnt_fd; /* the mount itself (nsmount.h), or -1 */
 	struct views *views;
 	struct fs *fs;
@@ -127,6 +130,8 @@ static void mount_free(struct attached *m)
 	struct attach_set *as = m->as;
 
 	finish(m, -ECANCELED, "the daemon is stopping");
+	if (m->key)
+		super_tell_gone(as->env.super, m->key);
 	if (m->served)
 		serve_remove(as->env.serve, m->se);
 	if (m->init_fd >= 0) {
@@ -145,7 +150,10 @@ static void mount_free(struct attached *m)
 		close(m->pidns_fd);
 	if (m->mntns_fd >= 0)
 		close(m->mntns_fd);
+	if (m->keep_fd >= 0)
+		close(m->keep_fd);
 	free(m->target);
+	free(m->opts);
 	free(m);
 }
 
@@ -339,6 +347,17 @@ static int mount_new(struct attach_set *as, struct attached *m,
 	if (fs_new(as->env.engine, m->views, &access, as->env.dropper, &m->fs) <
 	    0)
 		goto nomem;
+	if (m->keep_fd < 0)
+		m->keep_fd = fs_keep_create(
+			((size_t)as->env.cfg->total_snapshots_mib + 16) << 20);
+	ret = m->keep_fd < 0 ? m->keep_fd :
+			       fs_set_keep(m->fs, m->keep_fd,
+					   super_starts(as->env.super));
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot keep its open files: %s",
+			 strerror(-ret));
+		return ret;
+	}
 	if (as->env.exited)
 		fs_set_exited(m->fs, as->env.exited, as->env.listener);
 	m->se = fuse_session_new(&args, fs_operations(),
@@ -418,8 +437,14 @@ int attach_add(struct attach_set *as, int pidfd, int mntfd, const char *opts,
 		return -ENOMEM;
 	}
 	m->as = as;
-	m->init_fd = m->mnt_fd = -1;
+	m->init_fd = m->mnt_fd = m->keep_fd = -1;
 	m->child = (struct nsmount_child){ .pidfd = -1, .sock = -1 };
+	if (!(m->opts = strdup(opts ? opts : ""))) {
+		free(m->target);
+		free(m);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	m->pidns_fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
 	m->mntns_fd = fcntl(mntfd, F_DUPFD_CLOEXEC, 3);
 	m->pidns = m->pidns_fd >= 0 ? ns_inode(m->pidns_fd, CLONE_NEWPID) : 0;
@@ -454,6 +479,89 @@ int attach_add(struct attach_set *as, int pidfd, int mntfd, const char *opts,
 fail:
 	mount_free(m);
 	return ret;
+}
+
+int attach_adopt(struct attach_set *as, struct super_mount *sm, char *err,
+		 size_t errlen)
+{
+	struct attached *m = calloc(1, sizeof(*m));
+	char fdpath[32];
+	int ret;
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		goto fail_fds;
+	}
+	m->as = as;
+	m->key = sm->key;
+	m->target = sm->target;
+	m->opts = sm->opts;
+	sm->target = sm->opts = NULL;
+	m->init_fd = -1;
+	m->child = (struct nsmount_child){ .pidfd = -1, .sock = -1 };
+	m->pidns_fd = sm->pidns_fd;
+	m->mntns_fd = sm->mntns_fd;
+	m->mnt_fd = sm->mnt_fd;
+	m->keep_fd = sm->keep_fd;
+	m->pidns = ns_inode(m->pidns_fd, CLONE_NEWPID);
+	m->mntns = ns_inode(m->mntns_fd, CLONE_NEWNS);
+	ret = mount_new(as, m, m->opts, err, errlen);
+	if (ret == 0) {
+		snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", sm->fuse_fd);
+		if (fuse_session_mount(m->se, fdpath) != 0) {
+			snprintf(err, errlen, "cannot serve /dev/fuse");
+			ret = -EIO;
+		}
+	}
+	if (ret < 0) {
+		close(sm->fuse_fd);
+		mount_free(m);
+		return ret;
+	}
+	if (sm->init_req)
+		serve_replay(m->se, sm->init_req, sm->init_len, true);
+	ret = serve_add(as->env.serve, m->se, m, m->key);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot serve it: %s", strerror(-ret));
+		mount_free(m);
+		return ret;
+	}
+	m->served = true;
+	m->state = M_MOUNTED;
+	m->next = as->mounts;
+	as->mounts = m;
+	as->count++;
+	return 0;
+fail_fds:
+	close(sm->fuse_fd);
+	if (sm->keep_fd >= 0)
+		close(sm->keep_fd);
+	if (sm->pidns_fd >= 0)
+		close(sm->pidns_fd);
+	if (sm->mntns_fd >= 0)
+		close(sm->mntns_fd);
+	if (sm->mnt_fd >= 0)
+		close(sm->mnt_fd);
+	return -ENOMEM;
+}
+
+struct fuse_session *attach_session(struct attach_set *as, uint64_t key)
+{
+	struct attached *m;
+
+	for (m = as->mounts; m; m = m->next)
+		if (m->key == key && m->se)
+			return m->se;
+	return NULL;
+}
+
+void attach_resend(struct attach_set *as)
+{
+	struct attached *m;
+
+	for (m = as->mounts; m; m = m->next)
+		if (m->served)
+			serve_resend(fuse_session_fd(m->se));
 }
 
 int attach_remove(struct attach_set *as, int pidfd, const char *target,
@@ -562,6 +670,29 @@ static void child_error(const struct attached *m, int ret, char *text,
 }
 
 /*
+ * The supervisor keeps @m's descriptors from now on, so that a
+ * successor of this server serves it (super.h); told before any request
+ * of it is read, the INIT first.
+ */
+static void tell_supervisor(struct attach_set *as, struct attached *m)
+{
+	struct super_mount sm = { .fuse_fd = fuse_session_fd(m->se),
+				  .pidns_fd = m->pidns_fd,
+				  .mntns_fd = m->mntns_fd,
+				  .mnt_fd = m->mnt_fd,
+				  .keep_fd = m->keep_fd,
+				  .target = m->target,
+				  .opts = m->opts };
+
+	sm.key = m->key = super_new_key(as->env.super);
+	if (super_tell_attach(as->env.super, &sm) < 0)
+		log_msg(LOG_WARNING,
+			"%s (PID namespace %lu): the supervisor does not keep "
+			"it: it ends with this server",
+			m->target, (unsigned long)m->pidns);
+}
+
+/*
  * The attach child of @m ended with @ret: serve it, or say why not.
  * Whether @m is still there.
  */
@@ -584,7 +715,8 @@ static bool attached(struct attach_set *as, struct attached *m, int ret)
 		mount_drop(as, m);
 		return false;
 	}
-	ret = serve_add(as->env.serve, m->se, m);
+	tell_supervisor(as, m);
+	ret = serve_add(as->env.serve, m->se, m, m->key);
 	if (ret < 0) {
 		snprintf(text, sizeof(text), "cannot serve it: %s",
 			 strerror(-ret));

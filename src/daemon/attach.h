@@ -30,6 +30,7 @@
 #include "fs.h"
 #include "listener.h"
 #include "serve.h"
+#include "super.h"
 
 /* What every attached mount shares with the daemon's own. */
 struct attach_env {
@@ -39,6 +40,7 @@ struct attach_env {
 	struct exited *exited; /* NULL: none kept */
 	struct listener *listener;
 	struct serve *serve;
+	struct super *super; /* told of every mount, to keep it */
 };
 
 struct attached;
@@ -98,6 +100,25 @@ int attach_add(struct attach_set *as, int pidfd, int mntfd, const char *opts,
  */
 int attach_remove(struct attach_set *as, int pidfd, const char *target,
 		  attach_done_fn *done, void *arg, char *err, size_t errlen);
+
+/*
+ * attach_adopt - serve, as mounted, the mount @sm that a dead server
+ * attached (the supervisor kept it: super.h), replaying its INIT
+ * request: its descriptors, target and options are taken, whatever the
+ * outcome. 0, or -errno with one line of why in @err (its descriptors
+ * are then closed: the mount ends with the supervisor's copies).
+ */
+int attach_adopt(struct attach_set *as, struct super_mount *sm, char *err,
+		 size_t errlen);
+
+/* attach_session - the session of the mount @key, or NULL. */
+struct fuse_session *attach_session(struct attach_set *as, uint64_t key);
+
+/*
+ * attach_resend - have the kernel send every attached mount's requests
+ * read and not answered again (serve_resend()).
+ */
+void attach_resend(struct attach_set *as);
 
 /*
  * attach_list - every mount that is attached, a line each, "PIDNS

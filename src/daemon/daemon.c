@@ -23,8 +23,10 @@
 #include "listener.h"
 #include "log.h"
 #include "serve.h"
+#include "super.h"
+#include "tree.h"
 
-enum { EV_SIGNAL = 1, EV_ENDED, EV_CONTROL, EV_ATTACHED };
+enum { EV_SIGNAL = 1, EV_ENDED, EV_CONTROL, EV_ATTACHED, EV_SUPER };
 
 struct daemon {
 	struct daemon_parts *p;
@@ -34,6 +36,7 @@ struct daemon {
 	struct engine_retained retained; /* what the engine asks of exited */
 	struct serve *serve;
 	struct attach_set *attached;
+	struct super *super;
 	int sigfd, epfd;
 	int control_fd; /* -1: none */
 	const char *control_path;
@@ -315,6 +318,97 @@ static int watch(struct daemon *d, int fd, int tag)
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/*
+ * The supervisor died: the server serves on, every mount still held by
+ * it; but a death of this server would now lose them.
+ */
+static void supervisor_gone(struct daemon *d)
+{
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, super_fd(d->super), NULL);
+	log_msg(LOG_ERR,
+		"the supervisor died: serving on, but the mounts now end "
+		"with this server (%d)",
+		(int)getpid());
+}
+
+/* A mount's INIT request, for the supervisor to keep (serve.h). */
+static void told_init(void *arg, uint64_t key, const void *req, size_t len)
+{
+	struct daemon *d = arg;
+
+	super_tell_init(d->super, key, req, len);
+}
+
+/*
+ * A successor server: every mount the dead one served is served from
+ * now on; first, the INIT request each had answered, replayed, so that
+ * each session knows what the kernel said; the attached mounts are
+ * taken over (attach_adopt()). A mount that cannot be is logged, and
+ * its descriptors closed: it ends with the supervisor.
+ */
+static int take_over(struct daemon *d)
+{
+	struct super_mount *m, *next;
+	char err[256];
+	int ret;
+
+	for (m = super_mounts(d->super); m; m = next) {
+		next = m->next;
+		if (m->key == SUPER_KEY_OWN) {
+			if (m->init_req)
+				serve_replay(d->p->se, m->init_req, m->init_len,
+					     true);
+			continue;
+		}
+		ret = attach_adopt(d->attached, m, err, sizeof(err));
+		if (ret < 0)
+			log_msg(LOG_ERR, "%s: cannot take it over: %s",
+				m->target, err);
+		super_forget(d->super, m); /* its descriptors are taken */
+	}
+	return 0;
+}
+
+/*
+ * What the dead server had read and not answered: on a kernel that can
+ * (Linux 6.9), it sends them again; otherwise they are in the request
+ * slots (serve.h), answered here, once, from the memory the supervisor
+ * kept. $TIMINGFS_TEST_NO_RESEND makes the test suite's kernel one
+ * that cannot.
+ */
+static void answer_pending(struct daemon *d, const struct super_mount *own)
+{
+	struct serve_slot *slot;
+	struct fuse_session *se;
+	size_t bytes, len;
+	unsigned int i, n, answered = 0;
+	char *slots = super_slots(d->super, &bytes, &n);
+	bool resend = own && own->init_req &&
+		      serve_init_has_resend(own->init_req, own->init_len) &&
+		      !getenv("TIMINGFS_TEST_NO_RESEND");
+
+	if (resend) {
+		serve_resend(fuse_session_fd(d->p->se));
+		attach_resend(d->attached);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		slot = (struct serve_slot *)(void *)(slots + (size_t)i * bytes);
+		len = __atomic_load_n(&slot->len, __ATOMIC_SEQ_CST);
+		if (!len || len > bytes - sizeof(slot->key))
+			continue;
+		se = slot->key == SUPER_KEY_OWN ?
+			     d->p->se :
+			     attach_session(d->attached, slot->key);
+		if (se && serve_replay(se, slot->req, len, false) == 0)
+			answered++;
+		__atomic_store_n(&slot->len, 0, __ATOMIC_SEQ_CST);
+	}
+	if (answered)
+		log_msg(LOG_NOTICE,
+			"answered %u requests the last server had read", answered);
+}
+
 /* Wait for what changes the mounts, until the daemon is to end. */
 static void main_loop(struct daemon *d)
 {
@@ -342,6 +436,9 @@ static void main_loop(struct daemon *d)
 				break;
 			case EV_ATTACHED:
 				break; /* attach_tick() below */
+			case EV_SUPER:
+				supervisor_gone(d);
+				break;
 			}
 		}
 		attach_tick(d->attached);
@@ -374,18 +471,39 @@ static int run(struct daemon *d)
 	struct attach_env env;
 	int ret;
 
+	struct super_mount *own = super_mounts(d->super);
+	size_t slot_bytes;
+	unsigned int nslots;
+	void *slots = super_slots(d->super, &slot_bytes, &nslots);
+	bool successor = super_starts(d->super) > 1;
+
+	while (own && own->key != SUPER_KEY_OWN)
+		own = own->next;
+	tree_set_server(getpid(), super_starts(d->super));
 	start_exited(d);
-	ret = serve_new(d->p->max_workers, &d->serve);
+	fs_set_view_record(d->p->fs, super_view_record(d->super));
+	ret = own ? fs_set_keep(d->p->fs, own->keep_fd, super_starts(d->super)) :
+		    -ENOENT;
 	if (ret == 0)
-		ret = serve_add(d->serve, d->p->se, d);
-	env = (struct attach_env){ .engine = d->p->engine,
-				   .cfg = d->p->cfg,
-				   .dropper = d->p->dropper,
-				   .exited = d->exited,
-				   .listener = d->listener,
-				   .serve = d->serve };
-	if (ret == 0)
+		ret = serve_new(d->p->max_workers, &d->serve);
+	if (ret == 0) {
+		serve_set_slots(d->serve, slots, slot_bytes, nslots, told_init,
+				d);
+		env = (struct attach_env){ .engine = d->p->engine,
+					   .cfg = d->p->cfg,
+					   .dropper = d->p->dropper,
+					   .exited = d->exited,
+					   .listener = d->listener,
+					   .serve = d->serve,
+					   .super = d->super };
 		ret = attach_set_new(&env, &d->attached);
+	}
+	if (ret == 0 && successor)
+		ret = take_over(d);
+	if (ret == 0)
+		ret = serve_add(d->serve, d->p->se, d, SUPER_KEY_OWN);
+	if (ret == 0 && successor)
+		answer_pending(d, own);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ret == 0 && d->epfd < 0)
 		ret = -errno;
@@ -394,7 +512,8 @@ static int run(struct daemon *d)
 	     watch(d, serve_ended_fd(d->serve), EV_ENDED) < 0 ||
 	     (d->control_fd >= 0 && watch(d, d->control_fd, EV_CONTROL) < 0) ||
 	     (attach_fd(d->attached) >= 0 &&
-	      watch(d, attach_fd(d->attached), EV_ATTACHED) < 0)))
+	      watch(d, attach_fd(d->attached), EV_ATTACHED) < 0) ||
+	     watch(d, super_fd(d->super), EV_SUPER) < 0))
 		ret = -errno;
 	if (ret == 0)
 		ret = serve_start(d->serve);
@@ -411,7 +530,7 @@ static int run(struct daemon *d)
 int daemon_run(struct daemon_parts *p)
 {
 	struct daemon d = { .p = p, .sigfd = -1, .epfd = -1 };
-	int status;
+	int status, keep_fd, ret;
 
 	if (take_signals(&d) < 0) {
 		log_msg(LOG_ERR, "cannot take signals: %s", strerror(errno));
@@ -429,7 +548,28 @@ int daemon_run(struct daemon_parts *p)
 	}
 	if (!p->foreground)
 		log_to_syslog();
-	/* Threads only now: one made before the fork would be lost. */
+	keep_fd = fs_keep_create(((size_t)p->cfg->total_snapshots_mib + 16)
+				 << 20);
+	ret = keep_fd < 0 ? keep_fd :
+			    super_new(fuse_session_fd(p->se), keep_fd,
+				      p->max_workers, &d.super);
+	if (ret < 0) {
+		log_msg(LOG_ERR, "cannot start the supervisor: %s",
+			strerror(-ret));
+		if (keep_fd >= 0)
+			close(keep_fd);
+		status = EXIT_SERVE;
+		goto out;
+	}
+	if (super_run(d.super, &status)) {
+		/* The supervisor, at its end: the server unmounted all. */
+		close_control(&d);
+		fuse_session_unmount(p->se);
+		super_free(d.super);
+		close(d.sigfd);
+		return status;
+	}
+	/* A server. Threads only now: one made before a fork is lost. */
 	status = run(&d);
 out:
 	close_control(&d);
@@ -444,5 +584,6 @@ out:
 		close(d.epfd);
 	if (d.sigfd >= 0)
 		close(d.sigfd);
+	super_free(d.super);
 	return status;
 }

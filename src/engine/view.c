@@ -120,6 +120,11 @@ struct views {
 	long long shared_until_s; /* atomic */
 	unsigned long long scans; /* atomic: passes over /proc, for info */
 	struct view slot[VIEW_SLOTS];
+	/* What each slot was given, where a successor finds it (NULL:
+	 * nowhere); and the slots a dead server gave, which only their
+	 * own view takes again. */
+	struct view_record *record;
+	bool reserved[VIEW_SLOTS];
 	/* The views of readers whose own could not be made: EAGAIN (no
 	 * slot free), EMFILE (out of descriptors), ENOMEM. */
 	struct view refused[3];
@@ -718,7 +723,7 @@ static struct view *find_locked(struct views *vs, ino_t ns, uid_t uid)
 
 	for (i = VIEW_NOWHERE + 1; i < vs->used; i++) {
 		v = &vs->slot[i];
-		if (v->ns_ino == ns && v->only_uid == uid) {
+		if (v->ns_ino == ns && v->only_uid == uid && !vs->reserved[i]) {
 			v->refs++;
 			v->last_used_s = now_s();
 			return v;
@@ -743,7 +748,8 @@ static struct view *free_slot_locked(struct views *vs)
 		return &vs->slot[vs->used++];
 	for (i = VIEW_NOWHERE + 1; i < VIEW_SLOTS; i++) {
 		v = &vs->slot[i];
-		if (v->refs || v->held || v->last_used_s >= idle_before)
+		if (v->refs || v->held || v->last_used_s >= idle_before ||
+		    vs->reserved[i])
 			continue;
 		if (!oldest || v->last_used_s < oldest->last_used_s)
 			oldest = v;
@@ -786,6 +792,54 @@ static int open_ns(const struct views *vs, pid_t pid, ino_t ns)
 	return fd;
 }
 
+/*
+ * The slot a dead server gave the view of (@ns, @uid), which the kernel
+ * may still hold inodes of: this view takes it again, and no other
+ * ever does. NULL if none.
+ */
+static struct view *reserved_locked(struct views *vs, ino_t ns, uid_t uid)
+{
+	unsigned int i;
+
+	for (i = VIEW_NOWHERE + 1; i < vs->used; i++)
+		if (vs->reserved[i] && vs->slot[i].ns_ino == ns &&
+		    vs->slot[i].only_uid == uid) {
+			vs->reserved[i] = false;
+			return &vs->slot[i];
+		}
+	return NULL;
+}
+
+void views_set_record(struct views *vs, struct view_record *record)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&vs->lock);
+	vs->record = record;
+	for (i = VIEW_NOWHERE + 1; i < VIEW_SLOTS; i++) {
+		if (!record[i].ns_ino)
+			continue;
+		vs->slot[i].ns_ino = (ino_t)record[i].ns_ino;
+		vs->slot[i].only_uid = record[i].uid;
+		vs->reserved[i] = true;
+		if (vs->used <= i)
+			vs->used = i + 1;
+	}
+	pthread_mutex_unlock(&vs->lock);
+}
+
+bool views_reserved(struct views *vs, unsigned int slot)
+{
+	bool r;
+
+	if (slot >= VIEW_SLOTS)
+		return false;
+	pthread_mutex_lock(&vs->lock);
+	r = vs->reserved[slot];
+	pthread_mutex_unlock(&vs->lock);
+	return r;
+}
+
 static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 {
 	bool identity = ns == vs->own_ino;
@@ -814,8 +868,14 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 	pthread_mutex_lock(&vs->lock);
 	v = find_locked(vs, ns, uid); /* made meanwhile by another? */
 	if (!v) {
-		v = free_slot_locked(vs);
+		v = reserved_locked(vs, ns, uid);
+		if (!v)
+			v = free_slot_locked(vs);
 		if (v) {
+			if (vs->record) {
+				vs->record[v->slot].ns_ino = ns;
+				vs->record[v->slot].uid = uid;
+			}
 			v->ns_ino = ns;
 			v->only_uid = uid;
 			v->identity = identity;
@@ -925,7 +985,7 @@ struct view *views_slot(struct views *vs, unsigned int slot)
 	if (slot <= VIEW_NOWHERE)
 		return &vs->slot[slot];
 	pthread_mutex_lock(&vs->lock);
-	if (slot < vs->used && vs->slot[slot].ns_ino) {
+	if (slot < vs->used && vs->slot[slot].ns_ino && !vs->reserved[slot]) {
 		v = &vs->slot[slot];
 		v->refs++;
 		v->last_used_s = now_s();

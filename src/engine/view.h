@@ -62,6 +62,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define VIEW_SLOT_BITS 10
@@ -185,6 +186,29 @@ bool views_crowded(struct views *vs);
  */
 unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 			     unsigned int max);
+
+/*
+ * What a slot was last given, in memory that outlives the server
+ * (super.h): a successor's views give each slot a dead server made
+ * (the kernel may hold inodes named in it) to that view alone.
+ */
+struct view_record {
+	uint64_t ns_ino; /* 0: never given */
+	uint32_t uid; /* only_uid */
+	uint32_t pad;
+};
+
+/*
+ * views_set_record - record every slot's view in @record (VIEW_SLOTS
+ * of them) from now on, and reserve the slots it names already: such a
+ * slot is the nowhere view (views_slot()) until a reader of its view
+ * comes (views_caller()), which takes it again; no other view is ever
+ * given it. Before any reader.
+ */
+void views_set_record(struct views *vs, struct view_record *record);
+
+/* views_reserved - whether @slot is reserved (views_set_record()). */
+bool views_reserved(struct views *vs, unsigned int slot);
 
 /* views_put - release a view got from views_caller() or views_slot(). */
 void views_put(struct views *vs, struct view *v);

@@ -33,6 +33,7 @@
 #include "nodes.h"
 #include "fs.h"
 #include "held.h"
+#include "keep.h"
 #include "render.h"
 #include "serve.h"
 #include "snapshot.h"
@@ -68,6 +69,7 @@ struct fs_dropper {
 struct fs_held {
 	struct fs_held *prev, *next;
 	bool listing; /* a struct fs_listing, else a struct fs_text */
+	uint64_t handle; /* its content's in the keep, the kernel's fh */
 };
 
 struct fs {
@@ -85,6 +87,8 @@ struct fs {
 	size_t sweep_at; /* atomic: held inodes that call for a sweep */
 	struct node drop_queue[FS_DROP_QUEUE];
 	unsigned int drop_head, drop_count;
+	struct keep *keep; /* every open's content (keep.h) */
+	struct fs_held **opened; /* by keep slot: this server's opens */
 };
 
 /*
@@ -95,7 +99,7 @@ struct fs_listing {
 	struct fs_held held;
 	fuse_req_t req;
 	struct rbuf entries;
-	size_t *start; /* start[i]: entry i; start[count]: the end */
+	uint64_t *start; /* start[i]: entry i; start[count]: the end */
 	size_t count, cap;
 	struct budget_charge charge;
 };
@@ -441,6 +445,14 @@ static int req_node_view(fuse_req_t req, struct request *r,
 		return 0;
 	if (n->kind == K_PROC || !proc_walks_ask(r)) {
 		req_view(req, r);
+	} else if (views_reserved(r->env->views, n->view)) {
+		/* A dead server's slot: its own view's reader takes it
+		 * again (views_set_record()); anyone else sees nothing. */
+		req_view(req, r);
+		if (r->view->slot != n->view) {
+			views_put(r->env->views, r->view);
+			r->view = views_slot(r->env->views, VIEW_NOWHERE);
+		}
 	} else {
 		r->view = views_slot(r->env->views, n->view);
 	}
@@ -716,6 +728,139 @@ static int render_text(struct request *r, const struct node *n,
 }
 
 /*
+ * The keep (keep.h): every open file's and directory's content lives
+ * there, under the handle the kernel is given as fh, so that a
+ * successor of this server serves what this one opened; fs->opened
+ * says, by the handle's slot, what this server holds for it (an open
+ * a dead server made has nothing here).
+ */
+static uint32_t handle_slot(uint64_t handle)
+{
+	return (uint32_t)handle - 1;
+}
+
+/* Keep @len bytes at @data for @h, an open of inode @ino, node @node. */
+static int keep_open(struct fs *fs, struct fs_held *h, uint64_t ino,
+		     uint64_t node, const void *data, size_t len, uint64_t *fh)
+{
+	if (keep_put(fs->keep, ino, node, data, len, fh) < 0)
+		return -ENOMEM;
+	h->handle = *fh;
+	if (handle_slot(*fh) < FS_KEEP_SLOTS)
+		__atomic_store_n(&fs->opened[handle_slot(*fh)], h,
+				 __ATOMIC_RELEASE);
+	keep_commit(fs->keep, *fh);
+	return 0;
+}
+
+/*
+ * The open @fh is closed: its content goes from the keep; what this
+ * server holds for it, if it made it, is the caller's to free.
+ */
+static struct fs_held *keep_close(struct fs *fs, uint64_t fh)
+{
+	struct fs_held *h = NULL;
+	uint32_t slot = handle_slot(fh);
+
+	if (slot < FS_KEEP_SLOTS) {
+		h = __atomic_load_n(&fs->opened[slot], __ATOMIC_ACQUIRE);
+		if (h && h->handle == fh)
+			__atomic_store_n(&fs->opened[slot], NULL,
+					 __ATOMIC_RELEASE);
+		else
+			h = NULL;
+	}
+	keep_drop(fs->keep, fh);
+	return h;
+}
+
+/*
+ * A listing in the keep: its count, where each of its entries starts
+ * (count + 1 numbers), then the entries; inode 0, which no file has.
+ */
+static int keep_listing(struct fs *fs, struct fs_listing *l, uint64_t *fh)
+{
+	size_t head = (l->count + 2) * sizeof(uint64_t);
+	uint64_t *b = malloc(head + l->entries.len);
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	b[0] = l->count;
+	if (l->count)
+		memcpy(b + 1, l->start, (l->count + 1) * sizeof(uint64_t));
+	else
+		b[1] = 0;
+	if (l->entries.len)
+		memcpy((char *)b + head, l->entries.data, l->entries.len);
+	ret = keep_open(fs, &l->held, 0, 0, b, head + l->entries.len, fh);
+	free(b);
+	if (ret == 0) { /* served from the keep alone */
+		rbuf_free(&l->entries);
+		free(l->start);
+		l->start = NULL;
+	}
+	return ret;
+}
+
+/* A listing's parts, as keep_listing() laid them out. */
+static int listing_parse(const char *data, size_t bytes,
+			 const uint64_t **start, size_t *count)
+{
+	uint64_t n;
+
+	if (bytes < 2 * sizeof(uint64_t))
+		return -EIO;
+	memcpy(&n, data, sizeof(n));
+	if (n > bytes / sizeof(uint64_t) - 2)
+		return -EIO;
+	*start = (const uint64_t *)(const void *)data + 1;
+	*count = (size_t)n;
+	if ((*start)[n] > bytes - (n + 2) * sizeof(uint64_t))
+		return -EIO;
+	return 0;
+}
+
+/* What a dead server had open: the inodes stay as they are. */
+static void adopt_open(void *arg, uint64_t handle, uint64_t ino,
+		       uint64_t node)
+{
+	struct fs *fs = arg;
+	size_t len = 0;
+	struct node n;
+
+	if (!ino || tree_node(node, &n) < 0 ||
+	    keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0)
+		return;
+	snapshots_adopt(fs->snaps, ino, &n, len);
+}
+
+void fs_set_view_record(struct fs *fs, struct view_record *record)
+{
+	views_set_record(fs->env.views, record);
+}
+
+int fs_set_keep(struct fs *fs, int fd, unsigned int starts)
+{
+	int ret;
+
+	fs->opened = calloc(FS_KEEP_SLOTS, sizeof(*fs->opened));
+	if (!fs->opened)
+		return -ENOMEM;
+	ret = keep_map(fd, &fs->keep);
+	if (ret < 0)
+		return ret;
+	snapshots_extras_from(fs->snaps, (uint64_t)starts << 40);
+	keep_each(fs->keep, adopt_open, fs);
+	return 0;
+}
+
+int fs_keep_create(size_t data_bytes)
+{
+	return keep_create(FS_KEEP_SLOTS, data_bytes);
+}
+
+/*
  * Whether directory @dir (node ID @parent), which the child @n is
  * looked up in, is still the task it was (ident_check()); *@start, its
  * task's start, which its child has unless it is a task of its own.
@@ -932,8 +1077,8 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
-	const struct rbuf *text;
 	struct rbuf *now = NULL;
+	size_t len = 0;
 	struct stat st;
 	struct owner o;
 	uint64_t size, start;
@@ -964,8 +1109,10 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 			tree_stat(r, &n, &st);
 			ret = 0;
 		}
-		text = (const struct rbuf *)(uintptr_t)fi->fh;
-		st.st_size = (off_t)text->len;
+		if (ret == 0 &&
+		    keep_get(fs->keep, fi->fh, NULL, &len, NULL, NULL) < 0)
+			ret = -EIO; /* a handle never given */
+		st.st_size = (off_t)len;
 	}
 	if (ret < 0) {
 		fuse_reply_err(req, -ret);
@@ -1124,11 +1271,21 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)text;
+	ret = keep_open(fs, text_held(text), ino, node_ino(&n), text->data,
+			text->len, &fi->fh);
+	if (ret < 0) {
+		text_free(text);
+		snapshots_release(fs->snaps, ino);
+		fuse_reply_err(req, -ret);
+		return;
+	}
 	hold(fs, text_held(text), false);
+	/* The keep serves it from now on: in one place only. */
+	rbuf_free(text);
 	if (fuse_reply_open(req, fi) != 0) {
 		/* The opener was interrupted: no release will come. */
 		unhold(fs, text_held(text));
+		keep_close(fs, fi->fh);
 		text_free(text);
 		snapshots_release(fs->snaps, ino);
 	}
@@ -1164,18 +1321,30 @@ static void reply_snapshot(fuse_req_t req, const struct rbuf *b, size_t size,
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct rbuf b = { 0 };
+	const char *data;
+
 	(void)ino;
-	reply_snapshot(req, (const struct rbuf *)(uintptr_t)fi->fh, size, off);
+	if (keep_get(req_fs(req)->keep, fi->fh, &data, &b.len, NULL, NULL) <
+	    0) {
+		fuse_reply_err(req, EIO); /* a handle never given */
+		return;
+	}
+	b.data = (char *)(uintptr_t)data;
+	reply_snapshot(req, &b, size, off);
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct rbuf *text = (struct rbuf *)(uintptr_t)fi->fh;
+	struct fs *fs = req_fs(req);
+	struct fs_held *h = keep_close(fs, fi->fh);
 
-	unhold(req_fs(req), text_held(text));
-	text_free(text);
-	snapshots_release(req_fs(req)->snaps, ino);
+	if (h) {
+		unhold(fs, h);
+		text_free(held_text(h));
+	}
+	snapshots_release(fs->snaps, ino);
 	fuse_reply_err(req, 0);
 }
 
@@ -1213,7 +1382,8 @@ static int listing_add(void *sink, const char *name, uint64_t ino, mode_t mode)
 	struct fs_listing *l = sink;
 	struct stat st = { .st_ino = ino, .st_mode = mode };
 	struct rbuf *b = &l->entries;
-	size_t need, *start;
+	uint64_t *start;
+	size_t need;
 
 	if (l->count + 2 > l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
@@ -1292,10 +1462,16 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, -ret);
 		goto out;
 	}
-	fi->fh = (uint64_t)(uintptr_t)l;
+	ret = keep_listing(req_fs(req), l, &fi->fh);
+	if (ret < 0) {
+		listing_free(l);
+		fuse_reply_err(req, -ret);
+		goto out;
+	}
 	hold(req_fs(req), &l->held, true);
 	if (fuse_reply_open(req, fi) != 0) {
 		unhold(req_fs(req), &l->held);
+		keep_close(req_fs(req), fi->fh);
 		listing_free(l);
 	}
 out:
@@ -1306,23 +1482,33 @@ out:
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	const struct fs_listing *l =
-		(const struct fs_listing *)(uintptr_t)fi->fh;
-	size_t from, len;
+	const uint64_t *start;
+	const char *data;
+	size_t count, from, len, bytes;
 
 	(void)ino;
-	tree_listing_slice(l->start, l->count, off, size, &from, &len);
-	reply_from_snapshot(req, len ? l->entries.data + from : NULL, len);
+	if (keep_get(req_fs(req)->keep, fi->fh, &data, &bytes, NULL, NULL) <
+		    0 ||
+	    listing_parse(data, bytes, &start, &count) < 0) {
+		fuse_reply_err(req, EIO); /* a handle never given */
+		return;
+	}
+	data += (count + 2) * sizeof(uint64_t);
+	tree_listing_slice(start, count, off, size, &from, &len);
+	reply_from_snapshot(req, len ? data + from : NULL, len);
 }
 
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	struct fs_listing *l = (struct fs_listing *)(uintptr_t)fi->fh;
+	struct fs *fs = req_fs(req);
+	struct fs_held *h = keep_close(fs, fi->fh);
 
 	(void)ino;
-	unhold(req_fs(req), &l->held);
-	listing_free(l);
+	if (h) {
+		unhold(fs, h);
+		listing_free((struct fs_listing *)(void *)h);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -1544,5 +1730,7 @@ void fs_free(struct fs *fs)
 	pthread_mutex_destroy(&fs->held_lock);
 	snapshots_free(fs->snaps);
 	held_free(fs->kheld);
+	keep_unmap(fs->keep);
+	free(fs->opened);
 	free(fs);
 }

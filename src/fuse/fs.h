@@ -83,6 +83,37 @@ void fs_set_session(struct fs *fs, struct fuse_session *se);
  */
 void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l);
 
+/*
+ * The keep of a mount (keep.h): FS_KEEP_SLOTS contents open at once
+ * at most, as the budgets bound their bytes.
+ */
+#define FS_KEEP_SLOTS (1U << 20)
+
+/*
+ * fs_keep_create - a new keep for a mount, for @data_bytes of contents
+ * (the budget of every reader's snapshots): its memfd, which the
+ * supervisor holds for the mount's life, or -errno.
+ */
+int fs_keep_create(size_t data_bytes);
+
+/*
+ * fs_set_keep - serve every open's content from the keep in @fd, which
+ * the caller holds: before the session serves. What a dead server had
+ * open there (@starts: servers started, this one included) stays open,
+ * served as it was, and its inodes are never handed out to another
+ * lookup; extra inodes are numbered apart from the dead servers'. 0 or
+ * -errno.
+ */
+int fs_set_keep(struct fs *fs, int fd, unsigned int starts);
+
+/*
+ * fs_set_view_record - keep which view each slot of the mount's views
+ * was given in @record, memory that outlives the server (view.h): a
+ * successor's readers never get a slot a dead server gave another
+ * view. Before the session serves.
+ */
+void fs_set_view_record(struct fs *fs, struct view_record *record);
+
 /* fs_free - release @fs after its session is destroyed; NULL allowed. */
 void fs_free(struct fs *fs);
 

@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/fuse.h>
+
 #include "serve.h"
 
 #define STOP_ID UINT64_MAX
@@ -56,6 +58,7 @@ enum phase { PHASE_IDLE, PHASE_SERVING, PHASE_GIVEN };
 struct served {
 	struct fuse_session *se; /* NULL: a free slot */
 	void *owner;
+	uint64_t key; /* the mount's, in the request slots */
 	uint32_t gen;
 	unsigned int busy; /* workers inside one of its requests */
 	bool out; /* in no epoll set: ended or removed */
@@ -89,6 +92,12 @@ struct serve {
 	bool started, stopping;
 	int stop_fd; /* readable: every worker returns */
 	int ended_fd; /* eventfd: sessions ended, to take */
+	/* The request slots (serve_set_slots()), or NULL. */
+	char *rslots;
+	size_t rslot_bytes;
+	unsigned int nrslots;
+	serve_init_fn *on_init;
+	void *init_arg;
 };
 
 /* Count one on the eventfd @fd (full: it is readable anyway). */
@@ -327,6 +336,7 @@ static void *worker_main(void *arg)
 {
 	struct worker_req *req = arg;
 	struct serve *sv = req->sv;
+	struct serve_slot *slot = NULL;
 	struct fuse_buf buf = { 0 };
 	struct epoll_event ev;
 	struct fuse_session *se;
@@ -336,6 +346,12 @@ static void *worker_main(void *arg)
 
 	current.sv = sv;
 	current.req = req;
+	if ((unsigned int)(req - sv->req) < sv->nrslots) {
+		slot = (struct serve_slot *)(void *)(sv->rslots +
+						     (size_t)(req - sv->req) *
+							     sv->rslot_bytes);
+		buf.mem = slot->req;
+	}
 	for (;;) {
 		if (!s) {
 			ADD(&sv->waiting, 1);
@@ -354,6 +370,10 @@ static void *worker_main(void *arg)
 			spare_worker(sv);
 		}
 		se = s->se;
+		if (slot) {
+			STORE(&slot->key, s->key);
+			STORE(&slot->len, 0);
+		}
 		res = fuse_session_receive_buf(se, &buf);
 		if (fuse_session_exited(se)) {
 			session_ended(sv, s, 0);
@@ -363,7 +383,12 @@ static void *worker_main(void *arg)
 			current.s = s;
 			current.given_up = false;
 			request_begin(sv, s, id);
+			if (sv->on_init && buf.size >= sizeof(struct fuse_in_header) &&
+			    ((struct fuse_in_header *)buf.mem)->opcode == FUSE_INIT)
+				sv->on_init(sv->init_arg, s->key, buf.mem, buf.size);
 			fuse_session_process_buf(se, &buf);
+			if (slot)
+				STORE(&slot->len, 0); /* answered */
 			current.s = NULL;
 			if (!request_end())
 				current.given_up = true;
@@ -379,7 +404,8 @@ static void *worker_main(void *arg)
 	}
 	if (s)
 		session_put(sv, s);
-	free(buf.mem);
+	if (!slot)
+		free(buf.mem);
 	return NULL;
 }
 
@@ -462,7 +488,8 @@ static int slot_free(struct serve *sv)
 	return (int)i;
 }
 
-int serve_add(struct serve *sv, struct fuse_session *se, void *owner)
+int serve_add(struct serve *sv, struct fuse_session *se, void *owner,
+	      uint64_t key)
 {
 	int fd = fuse_session_fd(se), flags = fcntl(fd, F_GETFL);
 	struct served *s;
@@ -479,6 +506,7 @@ int serve_add(struct serve *sv, struct fuse_session *se, void *owner)
 	s = sv->slot[i];
 	s->se = se;
 	s->owner = owner;
+	s->key = key;
 	s->ended = s->taken = false;
 	s->error = 0;
 	STORE(&s->gen, s->gen + 1);
@@ -510,6 +538,26 @@ void serve_remove(struct serve *sv, struct fuse_session *se)
 		s->owner = NULL;
 	}
 	pthread_mutex_unlock(&sv->lock);
+}
+
+void serve_set_slots(struct serve *sv, void *slots, size_t slot_bytes,
+		     unsigned int nslots, serve_init_fn *on_init, void *arg)
+{
+	sv->rslots = slots;
+	sv->rslot_bytes = slot_bytes;
+	sv->nrslots = slots ? nslots : 0;
+	sv->on_init = on_init;
+	sv->init_arg = arg;
+}
+
+size_t serve_slot_bytes(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (page <= 0)
+		page = 4096;
+	/* libfuse reads up to 256 pages and a header page at once. */
+	return (size_t)page * (SERVE_REQ_PAGES + 2);
 }
 
 int serve_ended_fd(const struct serve *sv)
@@ -568,4 +616,53 @@ void serve_free(struct serve *sv)
 	free(sv->req);
 	free(sv->worker);
 	free(sv);
+}
+
+/* What no request of the kernel's is numbered: bit 63 marks a resent
+ * one, and the kernel counts from 0 by 2. */
+#define SERVE_QUIET_UNIQUE (1ULL << 62)
+
+int serve_replay(struct fuse_session *se, const void *req, size_t len,
+		 bool quiet)
+{
+	struct fuse_buf buf = { .size = len };
+	struct fuse_in_header *in;
+
+	if (len < sizeof(*in) || len != ((const struct fuse_in_header *)req)->len)
+		return -EINVAL;
+	buf.mem = malloc(len);
+	if (!buf.mem)
+		return -ENOMEM;
+	memcpy(buf.mem, req, len);
+	in = buf.mem;
+	if (quiet)
+		in->unique = SERVE_QUIET_UNIQUE;
+	fuse_session_process_buf(se, &buf);
+	free(buf.mem);
+	return 0;
+}
+
+#ifndef FUSE_NOTIFY_RESEND
+#define FUSE_NOTIFY_RESEND 7
+#endif
+#define SERVE_HAS_RESEND_FLAGS2 (1U << (39 - 32))
+
+bool serve_init_has_resend(const void *req, size_t len)
+{
+	const struct fuse_init_in *init =
+		(const void *)((const char *)req + sizeof(struct fuse_in_header));
+
+	if (len < sizeof(struct fuse_in_header) + sizeof(*init))
+		return false;
+	return init->minor >= 36 && (init->flags & FUSE_INIT_EXT) &&
+	       (init->flags2 & SERVE_HAS_RESEND_FLAGS2);
+}
+
+int serve_resend(int fd)
+{
+	struct fuse_out_header out = { .len = sizeof(out),
+				       .error = FUSE_NOTIFY_RESEND };
+
+	return write(fd, &out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 :
+								      -errno;
 }

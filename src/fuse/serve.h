@@ -29,6 +29,9 @@
 #define TIMINGFS_SERVE_H
 
 #define FUSE_USE_VERSION 312
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <fuse_lowlevel.h>
 
 struct serve;
@@ -56,9 +59,50 @@ int serve_start(struct serve *sv);
 /*
  * serve_add - serve @se from now on (its descriptor is made
  * non-blocking); @owner is what serve_take_ended() gives back when it
- * ends. 0 or -errno (-EMFILE: SERVE_MAX_SESSIONS are served).
+ * ends, @key what names its mount in the request slots and to the init
+ * hook (serve_set_slots()). 0 or -errno (-EMFILE: SERVE_MAX_SESSIONS
+ * are served).
  */
-int serve_add(struct serve *sv, struct fuse_session *se, void *owner);
+int serve_add(struct serve *sv, struct fuse_session *se, void *owner,
+	      uint64_t key);
+
+/*
+ * Request slots: where a server's workers read their requests, in
+ * memory it shares with the process that outlives it (the supervisor),
+ * so that a successor finds the requests a dead server had read and not
+ * answered. Worker i reads into slot i; a slot says which mount (@key
+ * of serve_add()) it reads from, and @len is the request's length from
+ * the moment the kernel gave it (the request's own first word) until
+ * its answer was written, then 0. A slot may hold a request answered
+ * already when its worker died in between: answered again, the kernel
+ * finds no request of that number and drops it.
+ */
+#define SERVE_REQ_PAGES 256
+struct serve_slot {
+	uint64_t key;
+	/* The request itself, from the device: its header's first word
+	 * is its length, which the worker zeroes once it is answered. */
+	union {
+		uint32_t len;
+		char req[8];
+	};
+};
+
+/* serve_slot_bytes - the size of one slot: libfuse's largest read. */
+size_t serve_slot_bytes(void);
+
+/* serve_init_fn - a mount's INIT request, as the kernel sent it. */
+typedef void serve_init_fn(void *arg, uint64_t key, const void *req,
+			   size_t len);
+
+/*
+ * serve_set_slots - read requests into the @nslots slots of
+ * @slot_bytes each at @slots (the workers past @nslots read into memory
+ * of their own), and show every INIT request to @on_init (may be NULL)
+ * before it is answered. Before serve_start().
+ */
+void serve_set_slots(struct serve *sv, void *slots, size_t slot_bytes,
+		     unsigned int nslots, serve_init_fn *on_init, void *arg);
 
 /*
  * serve_remove - stop serving @se: when it returns, no worker holds a
@@ -83,6 +127,31 @@ int serve_ended_fd(const struct serve *sv);
  * left to take.
  */
 void *serve_take_ended(struct serve *sv, int *error);
+
+/*
+ * serve_replay - serve @req, @len bytes: a request a dead server had
+ * read from @se's device, read again. With @quiet, it is renumbered so
+ * that its answer reaches no one (the kernel answers the write ENOENT,
+ * which libfuse keeps quiet): an INIT, which the kernel had answered,
+ * replayed so that @se knows what it said. From one thread, before the
+ * workers serve @se. 0 or -errno.
+ */
+int serve_replay(struct fuse_session *se, const void *req, size_t len,
+		 bool quiet);
+
+/*
+ * serve_init_has_resend - whether the kernel that sent INIT request
+ * @req can send again what a server read and did not answer (Linux
+ * 6.9 and later: FUSE_HAS_RESEND).
+ */
+bool serve_init_has_resend(const void *req, size_t len);
+
+/*
+ * serve_resend - have the kernel send again every request that was
+ * read from the device @fd and not answered (FUSE_NOTIFY_RESEND). 0 or
+ * -errno (-EINVAL: this kernel cannot).
+ */
+int serve_resend(int fd);
 
 /* serve_free - stop every worker and wait for them; NULL allowed. */
 void serve_free(struct serve *sv);

@@ -20,7 +20,7 @@
 #define CONTROL_ENV "TIMINGFS_CONTROL"
 #define CONTROL_MAX_MSG 65536
 #define CONTROL_MAX_FIELDS 8
-#define CONTROL_MAX_FDS 2
+#define CONTROL_MAX_FDS 5
 /*
  * The daemon answers every request within this many seconds (attach.h:
  * what enters a container is killed before); timingfsctl waits no more.

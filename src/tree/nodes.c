@@ -8,6 +8,7 @@
 
 #include "access.h"
 #include "nodes.h"
+#include "tree.h"
 
 /* ---- exited tasks ----------------------------------------------------- */
 
@@ -205,6 +206,15 @@ int listing_number(struct listing *l, const char *prefix, unsigned long v)
 
 /* ---- files ---------------------------------------------------------- */
 
+static pid_t server_pid;
+static unsigned int server_starts;
+
+void tree_set_server(pid_t pid, unsigned int starts)
+{
+	server_pid = pid;
+	server_starts = starts;
+}
+
 int show_info(struct request *r, const struct node *n, struct rbuf *b)
 {
 	const struct tree_env *env = r->env;
@@ -247,6 +257,9 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	} else if (ret == 0) {
 		ret = rbuf_printf(b, "exit_source none\n");
 	}
+	if (ret == 0 && server_starts)
+		ret = rbuf_printf(b, "server_pid %d\nserver_starts %u\n",
+				  (int)server_pid, server_starts);
 	return ret;
 }
 

@@ -449,6 +449,38 @@ bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
 	return grew;
 }
 
+int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
+		    uint64_t size)
+{
+	struct owner nobody = { 0 };
+	struct entry *e;
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	e = find(s, ino);
+	if (!e)
+		e = entry_new(s, ino, n, NULL);
+	if (e) {
+		if (!e->opens)
+			set_attr(e, &nobody, size);
+		e->opens++;
+		if (snapshot_ino(ino) && !e->nlookup)
+			e->nlookup = 1; /* FORGET says how many */
+	} else {
+		ret = -ENOMEM;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void snapshots_extras_from(struct snapshots *s, uint64_t base)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->extras < base)
+		s->extras = base;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 {
 	struct entry *e;

@@ -212,6 +212,23 @@ bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
  */
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
 
+/*
+ * snapshots_adopt - inode @ino, node @n, is open with content of @size
+ * bytes, opened by a server that died (fs.h: the keep): held open as
+ * by snapshots_open() until its snapshots_release(), so that no lookup
+ * hands it out meanwhile; an extra inode is held as looked up once
+ * until the kernel forgets it. 0 or -ENOMEM.
+ */
+int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
+		    uint64_t size);
+
+/*
+ * snapshots_extras_from - number the extra inodes made from now on
+ * above @base (a successor's, apart from those the dead servers made,
+ * which the kernel may still hold).
+ */
+void snapshots_extras_from(struct snapshots *s, uint64_t base);
+
 /* snapshots_count - how many inodes the table holds now. */
 size_t snapshots_count(struct snapshots *s);
 

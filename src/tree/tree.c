@@ -308,7 +308,7 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 	return ret < 0 ? ret : 0;
 }
 
-void tree_listing_slice(const size_t *start, size_t count, int64_t off,
+void tree_listing_slice(const uint64_t *start, size_t count, int64_t off,
 			size_t size, size_t *from, size_t *len)
 {
 	size_t first, end;

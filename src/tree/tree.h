@@ -100,7 +100,7 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
  * entry i carries i + 1, the offset of the one after it, so any offset
  * a reader seeks to lands on an entry, or at or past the end (nothing).
  */
-void tree_listing_slice(const size_t *start, size_t count, int64_t off,
+void tree_listing_slice(const uint64_t *start, size_t count, int64_t off,
 			size_t size, size_t *from, size_t *len);
 
 /* tree_render - the content of file @n, now, for the reader. */
@@ -110,5 +110,12 @@ int tree_render(struct request *r, const struct node *n, struct rbuf *b);
  * is no link. */
 int tree_readlink(struct request *r, const struct node *n, char *buf,
 		  size_t size);
+
+/*
+ * tree_set_server - the process serving now and how many have been
+ * started, which info shows (server_pid, server_starts): the daemon's
+ * server sets it once, before it serves.
+ */
+void tree_set_server(pid_t pid, unsigned int starts);
 
 #endif
