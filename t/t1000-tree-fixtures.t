@@ -125,6 +125,8 @@ test_expect_success 'info says what the engine found' '
 	hidepid off
 	hidepid_gid none
 	exit_source none
+	server_pid $(server_of "$TFS_PID")
+	server_starts 1
 	EOT
 	cat "$MNT/info" >actual &&
 	test_cmp expect actual

@@ -286,6 +286,12 @@ children_of() {
 	echo "$c"
 }
 
+# server_of PID: the server of the timingfs supervisor PID (its child
+# named timingfs; fusermount3 may be another child), or nothing.
+server_of() {
+	pgrep -P "$1" -x timingfs | head -n 1
+}
+
 # in_ns INIT CMD...: CMD in the PID and mount namespaces of INIT.
 in_ns() {
 	local init=$1

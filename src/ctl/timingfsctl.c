@@ -1,6 +1,7 @@
 /*
  * timingfsctl: ask the running timingfs daemon to attach a mount of its
- * tree inside a container, to detach one, or to list them.
+ * tree inside a container, to detach one, or to list them; or to
+ * upgrade itself to the binary now installed, keeping every mount.
  *
  * It opens the namespaces itself and passes their descriptors over the
  * daemon's control socket (control.h): NSFILE, a PID namespace, and the
@@ -36,7 +37,8 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: %s attach [-o OPT[,OPT]] NSFILE TARGET\n"
 		"       %s detach NSFILE TARGET\n"
-		"       %s mounts\n\n"
+		"       %s mounts\n"
+		"       %s upgrade\n\n"
 		"Ask the running timingfs daemon to mount its tree at TARGET,\n"
 		"as the mount namespace of NSFILE's process sees it, pinned to\n"
 		"the PID namespace NSFILE (/proc/PID/ns/pid); to unmount it; or\n"
@@ -45,8 +47,11 @@ static void usage(FILE *to)
 		"attach options: ro, allow_other (always), hidepid=auto|off|\n"
 		"noaccess|invisible, gid=GID|none ([access] of timingfs.conf;\n"
 		"auto: as the procfs of the container is mounted).\n\n"
+		"upgrade: the daemon runs the binary at the path it was\n"
+		"started from in its place, keeping every mount and reader;\n"
+		"one that cannot start leaves the running one serving.\n\n"
 		"The daemon listens on %s ($%s); only root may ask.\n",
-		prog, prog, prog, control_path(), CONTROL_ENV);
+		prog, prog, prog, prog, control_path(), CONTROL_ENV);
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -118,7 +123,10 @@ static int ask(const char *const *field, unsigned int nfields, const int *fd,
 	       unsigned int nfds)
 {
 	static struct control_msg m;
-	struct timeval limit = { .tv_sec = CONTROL_ANSWER_S };
+	/* An upgrade first tries the new binary (SUPER_CHECK_MS). */
+	int wait_s = strcmp(field[0], "upgrade") ? CONTROL_ANSWER_S :
+						   CONTROL_UPGRADE_S;
+	struct timeval limit = { .tv_sec = wait_s };
 	const char *path = control_path();
 	int sock, ret, status;
 
@@ -136,7 +144,7 @@ static int ask(const char *const *field, unsigned int nfields, const int *fd,
 	close(sock);
 	if (ret == -EAGAIN)
 		return fail("the daemon at %s did not answer in %d s", path,
-			    CONTROL_ANSWER_S);
+			    wait_s);
 	if (ret == -EPIPE || (ret == 0 && m.nfields < 2))
 		return fail("the daemon at %s closed the connection without "
 			    "an answer",
@@ -231,7 +239,7 @@ int main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (!strcmp(cmd, "mounts") ?
+	if (!strcmp(cmd, "mounts") || !strcmp(cmd, "upgrade") ?
 		    argc != 0 :
 		    (strcmp(cmd, "attach") && strcmp(cmd, "detach")) ||
 			    argc != 2) {
@@ -249,10 +257,16 @@ int main(int argc, char *argv[])
 		return fail("only root may attach and detach mounts (the "
 			    "control socket %s is root's)",
 			    control_path());
-	if (!strcmp(cmd, "mounts")) {
-		const char *field[] = { "mounts" };
+	if (!strcmp(cmd, "mounts") || !strcmp(cmd, "upgrade")) {
+		const char *field[] = { cmd };
 
-		return ask(field, 1, NULL, 0);
+		int ret = ask(field, 1, NULL, 0);
+
+		if (ret != 0)
+			return ret;
+		if (!strcmp(cmd, "upgrade"))
+			putchar('\n');
+		return 0;
 	}
 	return namespaces(cmd, !strcmp(cmd, "attach") ? opts : NULL, argv[0],
 			  argv[1]);

@@ -494,15 +494,21 @@ int attach_adopt(struct attach_set *as, struct super_mount *sm, char *err,
 	}
 	m->as = as;
 	m->key = sm->key;
-	m->target = sm->target;
-	m->opts = sm->opts;
-	sm->target = sm->opts = NULL;
+	m->target = strdup(sm->target ? sm->target : "");
+	m->opts = strdup(sm->opts ? sm->opts : "");
 	m->init_fd = -1;
 	m->child = (struct nsmount_child){ .pidfd = -1, .sock = -1 };
 	m->pidns_fd = sm->pidns_fd;
 	m->mntns_fd = sm->mntns_fd;
 	m->mnt_fd = sm->mnt_fd;
 	m->keep_fd = sm->keep_fd;
+	if (!m->target || !m->opts) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		close(sm->fuse_fd);
+		mount_free(m);
+		return ret;
+	}
 	m->pidns = ns_inode(m->pidns_fd, CLONE_NEWPID);
 	m->mntns = ns_inode(m->mntns_fd, CLONE_NEWNS);
 	ret = mount_new(as, m, m->opts, err, errlen);
@@ -542,6 +548,7 @@ fail_fds:
 		close(sm->mntns_fd);
 	if (sm->mnt_fd >= 0)
 		close(sm->mnt_fd);
+	super_tell_gone(as->env.super, sm->key); /* frees @sm */
 	return -ENOMEM;
 }
 

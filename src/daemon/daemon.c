@@ -2,16 +2,21 @@
  * daemon: the serving daemon's lifetime (daemon.h).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -259,6 +264,10 @@ static bool control_request(struct daemon *d, int sock)
 	} else if (!strcmp(cmd, "mounts") && m.nfields == 1) {
 		attach_list(d->attached, text, sizeof(text));
 		reply(sock, "0", text);
+	} else if (!strcmp(cmd, "upgrade") && m.nfields == 1) {
+		/* The supervisor answers it, when it is over. */
+		if (super_tell_upgrade(d->super, sock) < 0)
+			reply(sock, "1", "the supervisor is gone: no upgrade");
 	} else {
 		reply(sock, "2", "not a request of timingfsctl");
 	}
@@ -324,11 +333,18 @@ static int watch(struct daemon *d, int fd, int tag)
  */
 static void supervisor_gone(struct daemon *d)
 {
+	int ret;
+
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, super_fd(d->super), NULL);
+	if (d->status >= 0)
+		return; /* ending anyway */
+	ret = super_respawn(d->super);
+	if (ret == 0 && watch(d, super_fd(d->super), EV_SUPER) == 0)
+		return;
 	log_msg(LOG_ERR,
-		"the supervisor died: serving on, but the mounts now end "
-		"with this server (%d)",
-		(int)getpid());
+		"the supervisor died and none could be started (%s): serving "
+		"on, but the mounts now end with this server (%d)",
+		strerror(ret < 0 ? -ret : errno), (int)getpid());
 }
 
 /* A mount's INIT request, for the supervisor to keep (serve.h). */
@@ -350,6 +366,7 @@ static int take_over(struct daemon *d)
 {
 	struct super_mount *m, *next;
 	char err[256];
+	uint64_t key;
 	int ret;
 
 	for (m = super_mounts(d->super); m; m = next) {
@@ -360,11 +377,14 @@ static int take_over(struct daemon *d)
 					     true);
 			continue;
 		}
+		key = m->key;
+		super_adopt(d->super, m); /* its descriptors are attach's */
 		ret = attach_adopt(d->attached, m, err, sizeof(err));
-		if (ret < 0)
-			log_msg(LOG_ERR, "%s: cannot take it over: %s",
-				m->target, err);
-		super_forget(d->super, m); /* its descriptors are taken */
+		if (ret < 0) /* and @m is gone from the registry */
+			log_msg(LOG_ERR,
+				"the attached mount %" PRIu64 " cannot be "
+				"taken over: %s",
+				key, err);
 	}
 	return 0;
 }
@@ -527,63 +547,139 @@ static int run(struct daemon *d)
 	return d->status;
 }
 
+/*
+ * The own mount's end, in a server: unmounted, unless it is gone
+ * already. A session taken over through exec names its device, not the
+ * mount point: that one is unmounted by its path, while the device says
+ * the mount is still there.
+ */
+static void unmount_own(struct daemon *d)
+{
+	struct pollfd pfd = { .fd = fuse_session_fd(d->p->se) };
+
+	if (d->p->state_fd >= 0 && pfd.fd >= 0 && poll(&pfd, 1, 0) == 0)
+		daemon_unmount_path(super_mountpoint(d->super));
+	fuse_session_unmount(d->p->se);
+}
+
+/* The supervisor, then in each server what serves. */
+static int supervise(struct daemon *d)
+{
+	struct daemon_parts *p = d->p;
+	int status;
+
+	if (super_run(d->super, &status)) {
+		/* The supervisor, at its end: the server unmounted all. */
+		close_control(d);
+		fuse_session_unmount(p->se);
+		super_free(d->super);
+		close(d->sigfd);
+		return status;
+	}
+	/* A server. Threads only now: one made before a fork is lost. */
+	status = run(d);
+	close_control(d);
+	/* Every attached mount goes, while the workers still answer. */
+	attach_set_free(d->attached);
+	serve_free(d->serve);
+	unmount_own(d);
+	super_tell_end(d->super, status);
+	engine_set_retained(p->engine, NULL);
+	listener_stop(d->listener);
+	exited_free(d->exited);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+	super_free(d->super);
+	return status;
+}
+
+/*
+ * An exec'd supervisor (an upgrade, or a server's new one): the state
+ * says what it holds; its own mount's session serves the device it
+ * names, already mounted.
+ */
+static int take_state(struct daemon *d)
+{
+	struct daemon_parts *p = d->p;
+	char err[256], dev[32];
+
+	if (super_load(p->state_fd, p->argv, &d->super, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		return EXIT_SERVE;
+	}
+	d->control_fd = super_control_fd(d->super);
+	d->control_path = control_path();
+	if (d->control_fd < 0 || stat(d->control_path, &d->control_st) < 0)
+		memset(&d->control_st, 0, sizeof(d->control_st));
+	snprintf(dev, sizeof(dev), "/dev/fd/%d", super_own_fd(d->super));
+	if (fuse_session_mount(p->se, dev) != 0) {
+		log_msg(LOG_ERR, "cannot take the mount %s over",
+			super_mountpoint(d->super));
+		super_free(d->super);
+		return EXIT_SERVE;
+	}
+	if (!p->foreground)
+		log_to_syslog();
+	return supervise(d);
+}
+
 int daemon_run(struct daemon_parts *p)
 {
-	struct daemon d = { .p = p, .sigfd = -1, .epfd = -1 };
-	int status, keep_fd, ret;
+	struct daemon d = { .p = p, .sigfd = -1, .epfd = -1, .control_fd = -1 };
+	int keep_fd, ret;
 
 	if (take_signals(&d) < 0) {
 		log_msg(LOG_ERR, "cannot take signals: %s", strerror(errno));
 		return EXIT_SERVE;
 	}
+	if (p->state_fd >= 0)
+		return take_state(&d);
 	/* Before the mount shows: timingfsctl may use it at once. */
 	open_control(&d);
 	if (fuse_session_mount(p->se, p->mountpoint) != 0) {
 		close_control(&d);
 		return EXIT_SERVE; /* libfuse said why */
 	}
-	if (fuse_daemonize(p->foreground) != 0) {
-		status = EXIT_SERVE;
-		goto out;
-	}
+	if (fuse_daemonize(p->foreground) != 0)
+		goto fail;
 	if (!p->foreground)
 		log_to_syslog();
 	keep_fd = fs_keep_create(((size_t)p->cfg->total_snapshots_mib + 16)
 				 << 20);
 	ret = keep_fd < 0 ? keep_fd :
 			    super_new(fuse_session_fd(p->se), keep_fd,
-				      p->max_workers, &d.super);
+				      p->max_workers, d.control_fd,
+				      p->mountpoint, p->argv, &d.super);
 	if (ret < 0) {
 		log_msg(LOG_ERR, "cannot start the supervisor: %s",
 			strerror(-ret));
 		if (keep_fd >= 0)
 			close(keep_fd);
-		status = EXIT_SERVE;
-		goto out;
+		goto fail;
 	}
-	if (super_run(d.super, &status)) {
-		/* The supervisor, at its end: the server unmounted all. */
-		close_control(&d);
-		fuse_session_unmount(p->se);
-		super_free(d.super);
-		close(d.sigfd);
-		return status;
-	}
-	/* A server. Threads only now: one made before a fork is lost. */
-	status = run(&d);
-out:
+	return supervise(&d);
+fail:
 	close_control(&d);
-	/* Every attached mount goes, while the workers still answer. */
-	attach_set_free(d.attached);
-	serve_free(d.serve);
 	fuse_session_unmount(p->se);
-	engine_set_retained(p->engine, NULL);
-	listener_stop(d.listener);
-	exited_free(d.exited);
-	if (d.epfd >= 0)
-		close(d.epfd);
-	if (d.sigfd >= 0)
-		close(d.sigfd);
-	super_free(d.super);
-	return status;
+	close(d.sigfd);
+	return EXIT_SERVE;
+}
+
+int daemon_unmount_path(const char *path)
+{
+	char *argv[] = { "fusermount3", "-u", "-z", "--", (char *)path, NULL };
+	pid_t pid;
+	int status, err;
+
+	if (geteuid() == 0)
+		return umount2(path, MNT_DETACH) == 0 ? 0 : -errno;
+	err = posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ);
+	if (err)
+		return -err;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }

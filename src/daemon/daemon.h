@@ -35,14 +35,27 @@ struct daemon_parts {
 	const char *mountpoint;
 	bool foreground;
 	unsigned int max_workers; /* 1: single-threaded */
+	char **argv; /* as started: an upgrade runs the binary with them */
+	/* An exec'd supervisor's state (super.h), or -1: mount afresh. */
+	int state_fd;
 };
 
 /*
- * daemon_run - mount @p->se at @p->mountpoint and serve until it is
- * unmounted or a signal ends it, then unmount everything. Returns the
- * exit status: 0 after a clean end, EXIT_SERVE when it cannot mount or
+ * daemon_run - mount @p->se at @p->mountpoint (or, with a state, take
+ * over what it names), and supervise a server (super.h) that serves
+ * until the mount is unmounted or a signal ends it, then unmounts
+ * everything. Returns, in the supervisor and in each server, the exit
+ * status: 0 after a clean end, EXIT_SERVE when it cannot mount or
  * serve (having said why).
  */
 int daemon_run(struct daemon_parts *p);
+
+/*
+ * daemon_unmount_path - unmount what is mounted at @path lazily (a
+ * reader still in it does not keep it): root itself, another user
+ * through fusermount3, which lets a user unmount only what that user
+ * mounted. 0 or -errno.
+ */
+int daemon_unmount_path(const char *path);
 
 #endif

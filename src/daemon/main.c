@@ -44,6 +44,7 @@
 #include "daemon.h"
 #include "engine.h"
 #include "fs.h"
+#include "super.h"
 #include "log.h"
 #include "access.h"
 #include "view.h"
@@ -283,28 +284,6 @@ static int preflight(const struct options *o, const char *mountpoint)
 }
 
 /*
- * Unmount the stale mount at @path lazily (a reader still in it does not
- * keep it): root itself, another user through fusermount3, which lets a
- * user unmount only what that user mounted. 0 or -errno.
- */
-static int unmount_dead(const char *path)
-{
-	char *argv[] = { "fusermount3", "-u", "-z", "--", (char *)path, NULL };
-	pid_t pid;
-	int status, err;
-
-	if (geteuid() == 0)
-		return umount2(path, MNT_DETACH) == 0 ? 0 : -errno;
-	err = posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ);
-	if (err)
-		return -err;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
-}
-
-/*
  * The mount point @path answered ENOTCONN: a FUSE mount whose daemon
  * died is there. One of timingfs's is unmounted with -o unmount_stale,
  * else named with how to clear it; any other is left alone, whatever
@@ -339,7 +318,7 @@ static int clear_stale_mount(const struct options *o, const char *path)
 			path, path);
 		return -ENOTCONN;
 	}
-	ret = unmount_dead(path);
+	ret = daemon_unmount_path(path);
 	if (ret < 0)
 		log_msg(LOG_ERR,
 			"%s: cannot unmount the stale timingfs mount there: %s",
@@ -459,7 +438,13 @@ int main(int argc, char *argv[])
 	struct engine_opts eopts;
 	char err[512];
 	int status = EXIT_USAGE;
+	/* Exec'd by a supervisor (super.h): its state, or a trial run. */
+	const char *state = getenv(SUPER_STATE_ENV);
+	bool check = getenv(SUPER_CHECK_ENV) != NULL;
+	int state_fd = state ? atoi(state) : -1;
 
+	unsetenv(SUPER_STATE_ENV);
+	unsetenv(SUPER_CHECK_ENV);
 	malloc_policy();
 	fuse_set_log_func(fuse_log_to);
 	if (fuse_opt_parse(&args, &o, option_spec, option_key) != 0)
@@ -493,14 +478,24 @@ int main(int argc, char *argv[])
 		config_abs = realpath(config_path, NULL);
 		config_path = config_abs ? config_abs : config_path;
 	}
-	mountpoint = resolve_mountpoint(&o);
-	if (!mountpoint) {
-		status = EXIT_SERVE;
-		goto out;
-	}
-	if (preflight(&o, mountpoint) < 0) {
-		status = EXIT_SERVE;
-		goto out;
+	/*
+	 * Taking over (or trying the binary for it), the mount is there
+	 * and served by another process: nothing on it is asked.
+	 */
+	if (state_fd >= 0 || check) {
+		mountpoint = strdup(o.mountpoint);
+		if (!mountpoint)
+			goto out;
+	} else {
+		mountpoint = resolve_mountpoint(&o);
+		if (!mountpoint) {
+			status = EXIT_SERVE;
+			goto out;
+		}
+		if (preflight(&o, mountpoint) < 0) {
+			status = EXIT_SERVE;
+			goto out;
+		}
 	}
 	if (views_new(o.pidns, &views, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERR, "%s", err);
@@ -534,6 +529,13 @@ int main(int argc, char *argv[])
 	if (!se)
 		goto out; /* libfuse said which option it did not take */
 	fs_set_session(fs, se);
+	if (check) { /* it would start: the trial is over */
+		fuse_session_destroy(se);
+		status = 0;
+		goto out;
+	}
+	d.argv = argv;
+	d.state_fd = state_fd;
 	d.cfg = &cfg;
 	d.config_path = config_path;
 	d.engine = engine;

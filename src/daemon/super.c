@@ -2,7 +2,9 @@
  * super: the supervisor (super.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +25,15 @@
 #include "serve.h"
 #include "super.h"
 
+/* How a supervisor came to be. */
+enum super_mode {
+	MODE_FRESH, /* it mounted */
+	MODE_UPGRADE, /* exec'd by the last one: its server is a child */
+	MODE_ADOPT, /* started by a server whose supervisor died */
+};
+
 struct super {
+	pthread_mutex_t lock; /* a server's: its copy of the registry */
 	struct super_mount *mounts;
 	unsigned int starts;
 	uint64_t next_key; /* a server's: its start << 32 | a count */
@@ -30,8 +41,18 @@ struct super {
 	size_t slot_bytes;
 	unsigned int nslots;
 	struct view_record *views; /* the own mount's: VIEW_SLOTS */
+	int slots_fd, views_fd; /* their memfds, for an exec */
+	int control_fd; /* the control socket, kept for an exec */
+	char *self; /* the binary, as a path: an upgrade runs it anew */
+	char *mountpoint;
+	char **argv; /* as the daemon was started */
+	enum super_mode mode;
 	int chan; /* to the other process: -1 when none */
 	pid_t server; /* the supervisor's: 0 while none runs */
+	int server_fd; /* a pidfd of a server that is not a child; -1 */
+	bool server_ending; /* it said it ends: its exit is no crash */
+	int server_status;
+	int reply_fd; /* a timingfsctl upgrade waiting for the outcome */
 	int sigfd; /* the supervisor's */
 	bool stopping; /* SIGTERM or SIGINT came */
 	long long started_ms[SUPER_RESTARTS_FAST]; /* the last starts */
@@ -45,62 +66,143 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int super_new(int fuse_fd, int keep_fd, unsigned int workers,
-	      struct super **out)
-{
-	struct super *s = calloc(1, sizeof(*s));
-	struct super_mount *own = calloc(1, sizeof(*own));
-
-	if (!s || !own)
-		goto nomem;
-	own->key = SUPER_KEY_OWN;
-	own->fuse_fd = fuse_fd;
-	own->keep_fd = keep_fd;
-	own->pidns_fd = own->mntns_fd = own->mnt_fd = -1;
-	s->mounts = own;
-	s->chan = s->sigfd = -1;
-	s->slot_bytes = serve_slot_bytes();
-	s->nslots = workers ? workers : 1;
-	/* Touched only where a worker reads: a page or two a worker. */
-	s->slots = mmap(NULL, s->slot_bytes * s->nslots,
-			PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	s->views = mmap(NULL, VIEW_SLOTS * sizeof(*s->views),
-			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-			0);
-	if (s->slots == MAP_FAILED || s->views == MAP_FAILED) {
-		if (s->slots != MAP_FAILED)
-			munmap(s->slots, s->slot_bytes * s->nslots);
-		if (s->views != MAP_FAILED)
-			munmap(s->views, VIEW_SLOTS * sizeof(*s->views));
-		free(own);
-		free(s);
-		return -ENOMEM;
-	}
-	*out = s;
-	return 0;
-nomem:
-	free(own);
-	free(s);
-	return -ENOMEM;
-}
-
 static void close_fd(int fd)
 {
 	if (fd >= 0)
 		close(fd);
 }
 
+static void cloexec(int fd, bool on)
+{
+	int flags = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+
+	if (flags >= 0)
+		fcntl(fd, F_SETFD,
+		      on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC);
+}
+
+/* A shared memfd of @size bytes, mapped: its descriptor in *@fd. */
+static void *shared_new(const char *name, size_t size, int *fd)
+{
+	void *p;
+
+	*fd = memfd_create(name, MFD_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	if (ftruncate(*fd, (off_t)size) < 0) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED) {
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return p;
+}
+
+static struct super *super_alloc(void)
+{
+	struct super *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	s->chan = s->sigfd = s->server_fd = s->reply_fd = -1;
+	s->slots_fd = s->views_fd = s->control_fd = -1;
+	s->slot_bytes = serve_slot_bytes();
+	return s;
+}
+
+/* The shared regions, @nslots request slots and the view records. */
+static int map_regions(struct super *s)
+{
+	if (s->slots_fd < 0)
+		s->slots = shared_new("timingfs-requests",
+				      s->slot_bytes * s->nslots, &s->slots_fd);
+	else
+		s->slots = mmap(NULL, s->slot_bytes * s->nslots,
+				PROT_READ | PROT_WRITE, MAP_SHARED,
+				s->slots_fd, 0);
+	if (s->slots == MAP_FAILED || !s->slots) {
+		s->slots = NULL;
+		return -ENOMEM;
+	}
+	if (s->views_fd < 0)
+		s->views = shared_new("timingfs-views",
+				      VIEW_SLOTS * sizeof(*s->views),
+				      &s->views_fd);
+	else
+		s->views = mmap(NULL, VIEW_SLOTS * sizeof(*s->views),
+				PROT_READ | PROT_WRITE, MAP_SHARED,
+				s->views_fd, 0);
+	if (s->views == MAP_FAILED || !s->views) {
+		s->views = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static char *self_path(void)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	return strdup(path);
+}
+
+int super_new(int fuse_fd, int keep_fd, unsigned int workers, int control_fd,
+	      const char *mountpoint, char **argv, struct super **out)
+{
+	struct super *s = super_alloc();
+	struct super_mount *own = calloc(1, sizeof(*own));
+	int ret = -ENOMEM;
+
+	if (!s || !own)
+		goto fail;
+	own->key = SUPER_KEY_OWN;
+	own->fuse_fd = fuse_fd;
+	own->keep_fd = keep_fd;
+	own->pidns_fd = own->mntns_fd = own->mnt_fd = -1;
+	s->mounts = own;
+	own = NULL;
+	s->nslots = workers ? workers : 1;
+	s->control_fd = control_fd;
+	s->argv = argv;
+	s->self = self_path();
+	s->mountpoint = strdup(mountpoint);
+	if (!s->self || !s->mountpoint)
+		goto fail;
+	ret = map_regions(s);
+	if (ret < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	free(own);
+	if (s)
+		s->control_fd = -1; /* the caller's still */
+	super_free(s);
+	return ret;
+}
+
 /* Free @m and close what it holds (the own mount's device is the
- * session's). */
+ * session's; a borrowed one's, attach's). */
 static void mount_free(struct super_mount *m)
 {
-	if (m->key != SUPER_KEY_OWN)
-		close_fd(m->fuse_fd);
-	close_fd(m->keep_fd);
-	close_fd(m->pidns_fd);
-	close_fd(m->mntns_fd);
-	close_fd(m->mnt_fd);
+	if (!m->borrowed) {
+		if (m->key != SUPER_KEY_OWN)
+			close_fd(m->fuse_fd);
+		close_fd(m->keep_fd);
+		close_fd(m->pidns_fd);
+		close_fd(m->mntns_fd);
+		close_fd(m->mnt_fd);
+	}
 	free(m->target);
 	free(m->opts);
 	free(m->init_req);
@@ -121,8 +223,15 @@ void super_free(struct super *s)
 		munmap(s->slots, s->slot_bytes * s->nslots);
 	if (s->views)
 		munmap(s->views, VIEW_SLOTS * sizeof(*s->views));
+	close_fd(s->slots_fd);
+	close_fd(s->views_fd);
 	close_fd(s->chan);
 	close_fd(s->sigfd);
+	close_fd(s->server_fd);
+	close_fd(s->reply_fd);
+	free(s->self);
+	free(s->mountpoint);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -147,26 +256,45 @@ static void unlink_mount(struct super *s, struct super_mount *m)
 		}
 }
 
-/* ---- the supervisor --------------------------------------------- */
-
-static int parse_key(const char *text, uint64_t *key)
+static int parse_u64(const char *text, uint64_t *v)
 {
 	char *end;
 
 	errno = 0;
-	*key = strtoull(text, &end, 10);
+	*v = strtoull(text, &end, 10);
 	return errno || end == text || *end ? -EINVAL : 0;
 }
 
+/* @len bytes as hex, or "-" for none: a new string. */
+static char *hex_of(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	char *hex = malloc(len ? 2 * len + 1 : 2);
+	size_t i;
+
+	if (!hex)
+		return NULL;
+	if (!len || !p)
+		return strcpy(hex, "-");
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	return hex;
+}
+
+/* The bytes of @hex ("-": none, *@out NULL), NUL-terminated too. */
 static int unhex(const char *hex, void **out, size_t *len)
 {
 	size_t i, n = strlen(hex);
 	unsigned char *b;
 	unsigned int byte;
 
+	*out = NULL;
+	*len = 0;
+	if (!strcmp(hex, "-"))
+		return 0;
 	if (n % 2 || !n)
 		return -EINVAL;
-	b = malloc(n / 2);
+	b = malloc(n / 2 + 1);
 	if (!b)
 		return -ENOMEM;
 	for (i = 0; i < n / 2; i++) {
@@ -176,15 +304,228 @@ static int unhex(const char *hex, void **out, size_t *len)
 		}
 		b[i] = (unsigned char)byte;
 	}
+	b[n / 2] = '\0';
 	*out = b;
 	*len = n / 2;
 	return 0;
+}
+
+/* ---- the state, through exec ---------------------------------------- */
+
+static void mounts_cloexec(struct super *s, bool on)
+{
+	struct super_mount *m;
+
+	for (m = s->mounts; m; m = m->next) {
+		cloexec(m->fuse_fd, on);
+		cloexec(m->keep_fd, on);
+		cloexec(m->pidns_fd, on);
+		cloexec(m->mntns_fd, on);
+		cloexec(m->mnt_fd, on);
+	}
+	cloexec(s->slots_fd, on);
+	cloexec(s->views_fd, on);
+	cloexec(s->control_fd, on);
+}
+
+static int put_line(FILE *f, const char *tag, const char *hex)
+{
+	return fprintf(f, "%s %s\n", tag, hex) < 0 ? -EIO : 0;
+}
+
+/*
+ * The state in a new memfd, its descriptors (and every one it names)
+ * left open across exec: its descriptor, or -errno.
+ */
+static int save_state(struct super *s, enum super_mode mode, pid_t server,
+		      int chan, int reply)
+{
+	struct super_mount *m;
+	char *init, *target, *opts, *self, *mp;
+	int fd = memfd_create("timingfs-state", 0), ret = 0;
+	FILE *f;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(dup(fd), "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	self = hex_of(s->self, strlen(s->self));
+	mp = hex_of(s->mountpoint, strlen(s->mountpoint));
+	fprintf(f,
+		"timingfs-state 1\nmode %d\nstarts %u\nserver %d\n"
+		"control %d\nslots %d %u\nviews %d\nchan %d\nreply %d\n",
+		(int)mode, s->starts, (int)server, s->control_fd, s->slots_fd,
+		s->nslots, s->views_fd, chan, reply);
+	if (!self || !mp || put_line(f, "self", self) < 0 ||
+	    put_line(f, "mountpoint", mp) < 0)
+		ret = -ENOMEM;
+	free(self);
+	free(mp);
+	pthread_mutex_lock(&s->lock);
+	for (m = s->mounts; m && ret == 0; m = m->next) {
+		init = hex_of(m->init_req, m->init_len);
+		target = hex_of(m->target, m->target ? strlen(m->target) : 0);
+		opts = hex_of(m->opts, m->opts ? strlen(m->opts) : 0);
+		if (!init || !target || !opts ||
+		    fprintf(f, "mount %" PRIu64 " %d %d %d %d %d %s %s %s\n",
+			    m->key, m->fuse_fd, m->keep_fd, m->pidns_fd,
+			    m->mntns_fd, m->mnt_fd, init, target, opts) < 0)
+			ret = -ENOMEM;
+		free(init);
+		free(target);
+		free(opts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (fclose(f) != 0 || ret < 0) {
+		close(fd);
+		return ret < 0 ? ret : -EIO;
+	}
+	lseek(fd, 0, SEEK_SET);
+	mounts_cloexec(s, false);
+	cloexec(chan, false);
+	cloexec(reply, false);
+	return fd;
+}
+
+static int load_mount(struct super *s, const char *line)
+{
+	struct super_mount *m = calloc(1, sizeof(*m));
+	char init[600], target[2 * PATH_MAX + 4], opts[600];
+	size_t len;
+	int ret = -EINVAL;
+
+	if (!m)
+		return -ENOMEM;
+	if (sscanf(line,
+		   "mount %" SCNu64 " %d %d %d %d %d %599s %8195s %599s",
+		   &m->key, &m->fuse_fd, &m->keep_fd, &m->pidns_fd,
+		   &m->mntns_fd, &m->mnt_fd, init, target, opts) != 9)
+		goto fail;
+	if (unhex(init, &m->init_req, &m->init_len) < 0 ||
+	    unhex(target, (void **)&m->target, &len) < 0 ||
+	    unhex(opts, (void **)&m->opts, &len) < 0)
+		goto fail;
+	m->next = s->mounts;
+	s->mounts = m;
+	return 0;
+fail:
+	free(m->init_req);
+	free(m->target);
+	free(m);
+	return ret;
+}
+
+int super_load(int fd, char **argv, struct super **out, char *err,
+	       size_t errlen)
+{
+	struct super *s = super_alloc();
+	FILE *f = fdopen(fd, "r");
+	char *line = NULL, *hex = NULL;
+	size_t cap = 0, len;
+	int mode = -1, ret = 0, server = 0;
+	void *bytes;
+
+	if (!s || !f) {
+		snprintf(err, errlen, "out of memory");
+		if (f)
+			fclose(f);
+		else
+			close(fd);
+		super_free(s);
+		return -ENOMEM;
+	}
+	s->argv = argv;
+	if (getline(&line, &cap, f) < 0 || strcmp(line, "timingfs-state 1\n"))
+		ret = -EINVAL;
+	while (ret == 0 && getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "mount ", 6)) {
+			ret = load_mount(s, line);
+		} else if (!strncmp(line, "self ", 5) ||
+			   !strncmp(line, "mountpoint ", 11)) {
+			free(hex);
+			hex = strndup(strchr(line, ' ') + 1,
+				      strcspn(strchr(line, ' ') + 1, "\n"));
+			ret = hex ? unhex(hex, &bytes, &len) : -ENOMEM;
+			if (ret == 0 && line[0] == 's')
+				s->self = bytes;
+			else if (ret == 0)
+				s->mountpoint = bytes;
+		} else if (sscanf(line, "mode %d", &mode) == 1 ||
+			   sscanf(line, "starts %u", &s->starts) == 1 ||
+			   sscanf(line, "server %d", &server) == 1 ||
+			   sscanf(line, "control %d", &s->control_fd) == 1 ||
+			   sscanf(line, "slots %d %u", &s->slots_fd,
+				  &s->nslots) == 2 ||
+			   sscanf(line, "views %d", &s->views_fd) == 1 ||
+			   sscanf(line, "chan %d", &s->chan) == 1 ||
+			   sscanf(line, "reply %d", &s->reply_fd) == 1) {
+			continue;
+		} else {
+			ret = -EINVAL;
+		}
+	}
+	free(line);
+	free(hex);
+	fclose(f);
+	s->mode = (enum super_mode)mode;
+	s->server = (pid_t)server;
+	if (ret == 0 && (mode < MODE_FRESH || mode > MODE_ADOPT || !s->self ||
+			 !s->mountpoint || !s->nslots || !find(s, 0)))
+		ret = -EINVAL;
+	if (ret == 0)
+		ret = map_regions(s);
+	if (ret < 0) {
+		snprintf(err, errlen, "the state handed over is not valid: %s",
+			 strerror(-ret));
+		super_free(s);
+		return ret;
+	}
+	mounts_cloexec(s, true);
+	cloexec(s->chan, true);
+	cloexec(s->reply_fd, true);
+	*out = s;
+	return 0;
+}
+
+int super_own_fd(const struct super *s)
+{
+	const struct super_mount *m;
+
+	for (m = s->mounts; m && m->key != SUPER_KEY_OWN; m = m->next)
+		;
+	return m ? m->fuse_fd : -1;
+}
+
+int super_control_fd(const struct super *s)
+{
+	return s->control_fd;
+}
+
+const char *super_mountpoint(const struct super *s)
+{
+	return s->mountpoint;
+}
+
+/* ---- the supervisor --------------------------------------------- */
+
+static void reply(int sock, const char *status, const char *text)
+{
+	const char *field[] = { status, text };
+
+	if (sock >= 0) {
+		control_send(sock, field, 2, NULL, 0);
+		close(sock);
+	}
 }
 
 /* An attached mount the server made: the descriptors come with it. */
 static void took_attach(struct super *s, struct control_msg *msg, uint64_t key)
 {
 	struct super_mount *m = calloc(1, sizeof(*m));
+	size_t len;
 
 	if (!m || msg->nfields != 4 || msg->nfds < 4 ||
 	    !(m->target = strdup(msg->field[2])) ||
@@ -200,6 +541,7 @@ static void took_attach(struct super *s, struct control_msg *msg, uint64_t key)
 		control_close_fds(msg);
 		return;
 	}
+	(void)len;
 	m->key = key;
 	m->fuse_fd = msg->fd[0];
 	m->pidns_fd = msg->fd[1];
@@ -211,13 +553,27 @@ static void took_attach(struct super *s, struct control_msg *msg, uint64_t key)
 	s->mounts = m;
 }
 
+static void upgrade(struct super *s, int sock);
+
 /* One message of the server's. */
 static void take_message(struct super *s, struct control_msg *msg)
 {
 	struct super_mount *m;
 	uint64_t key;
 
-	if (msg->nfields < 2 || parse_key(msg->field[1], &key) < 0) {
+	if (msg->nfields == 1 && !strcmp(msg->field[0], "upgrade") &&
+	    msg->nfds == 1) {
+		msg->nfds = 0;
+		upgrade(s, msg->fd[0]);
+		return;
+	}
+	if (msg->nfields < 2 || parse_u64(msg->field[1], &key) < 0) {
+		control_close_fds(msg);
+		return;
+	}
+	if (!strcmp(msg->field[0], "end")) {
+		s->server_ending = true;
+		s->server_status = (int)key;
 		control_close_fds(msg);
 		return;
 	}
@@ -231,7 +587,6 @@ static void take_message(struct super *s, struct control_msg *msg)
 		return;
 	if (!strcmp(msg->field[0], "init") && msg->nfields == 3) {
 		free(m->init_req);
-		m->init_req = NULL;
 		if (unhex(msg->field[2], &m->init_req, &m->init_len) < 0)
 			log_msg(LOG_ERR, "a bad INIT from the server");
 	} else if (!strcmp(msg->field[0], "gone")) {
@@ -245,7 +600,7 @@ static void take_messages(struct super *s)
 	static struct control_msg msg; /* the supervisor is one thread */
 	int ret;
 
-	for (;;) {
+	while (s->chan >= 0) {
 		struct pollfd p = { .fd = s->chan, .events = POLLIN };
 
 		if (poll(&p, 1, 0) != 1)
@@ -286,6 +641,9 @@ static int start_server(struct super *s)
 		close_fd(s->sigfd);
 		s->sigfd = -1;
 		close_fd(s->chan);
+		close_fd(s->server_fd);
+		close_fd(s->reply_fd);
+		s->server_fd = s->reply_fd = -1;
 		s->chan = sv[1];
 		s->server = 0;
 		s->next_key = (uint64_t)s->starts << 32;
@@ -296,17 +654,31 @@ static int start_server(struct super *s)
 	}
 	close(sv[1]);
 	close_fd(s->chan);
+	close_fd(s->server_fd);
+	s->server_fd = -1;
 	s->chan = sv[0];
 	s->server = pid;
+	s->server_ending = false;
 	memmove(s->started_ms, s->started_ms + 1,
 		sizeof(s->started_ms) - sizeof(s->started_ms[0]));
 	s->started_ms[SUPER_RESTARTS_FAST - 1] = now_ms();
+	if (s->mode == MODE_UPGRADE) { /* an upgrade's: it is over */
+		char text[128];
+
+		snprintf(text, sizeof(text),
+			 "upgraded: server %u (pid %d) serves every mount",
+			 s->starts, (int)pid);
+		log_msg(LOG_NOTICE, "%s", text);
+		reply(s->reply_fd, "0", text);
+		s->reply_fd = -1;
+		s->mode = MODE_FRESH;
+	}
 	return 1;
 }
 
 /*
- * The server @pid ended with @wstatus: whether the supervisor ends too
- * (with *@status), or starts another.
+ * The server ended (@wstatus, or -1: not a child, its status unknown):
+ * whether the supervisor ends too (with *@status), or starts another.
  */
 static bool server_ended(struct super *s, int wstatus, int *status)
 {
@@ -314,21 +686,30 @@ static bool server_ended(struct super *s, int wstatus, int *status)
 
 	s->server = 0;
 	take_messages(s); /* what it said before it went */
-	if (WIFEXITED(wstatus)) {
+	if (wstatus >= 0 && WIFEXITED(wstatus)) {
 		*status = WEXITSTATUS(wstatus);
 		return true;
 	}
+	if (s->server_ending) {
+		*status = s->server_status;
+		return true;
+	}
 	if (s->stopping) {
-		log_msg(LOG_ERR, "the server %d died of signal %d while "
-				 "stopping",
-			(int)pid, WTERMSIG(wstatus));
+		log_msg(LOG_ERR, "the server %d died while stopping",
+			(int)pid);
 		*status = EXIT_SERVE;
 		return true;
 	}
-	log_msg(LOG_WARNING,
-		"the server %d died of signal %d (%s): starting server %u",
-		(int)pid, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)),
-		s->starts + 1);
+	if (wstatus >= 0)
+		log_msg(LOG_WARNING,
+			"the server %d died of signal %d (%s): starting "
+			"server %u",
+			(int)pid, WTERMSIG(wstatus),
+			strsignal(WTERMSIG(wstatus)), s->starts + 1);
+	else
+		log_msg(LOG_WARNING,
+			"the server %d died: starting server %u", (int)pid,
+			s->starts + 1);
 	return false;
 }
 
@@ -342,10 +723,167 @@ static int restart(struct super *s)
 	return start_server(s);
 }
 
-bool super_run(struct super *s, int *status)
+/*
+ * Run the binary at @s->self with SUPER_CHECK_ENV: 0 when it exits 0
+ * within SUPER_CHECK_MS, else -1 with its last line of output in @why.
+ */
+static int check_binary(struct super *s, char *why, size_t size)
+{
+	char buf[4096], *line, *end;
+	long long deadline = now_ms() + SUPER_CHECK_MS;
+	size_t have = 0;
+	int pipefd[2], wstatus = 0;
+	struct pollfd p;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(why, size, "%s: cannot run it", s->self);
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(pipefd[1], STDERR_FILENO);
+		setenv(SUPER_CHECK_ENV, "1", 1);
+		execv(s->self, s->argv);
+		fprintf(stderr, "%s: %s\n", s->self, strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
+	while (now_ms() < deadline &&
+	       poll(&p, 1, (int)(deadline - now_ms())) >= 0) {
+		n = read(pipefd[0], buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (have == sizeof(buf) - 1) /* keep the end */
+			have = 0;
+	}
+	close(pipefd[0]);
+	if (now_ms() >= deadline)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
+		return 0;
+	buf[have] = '\0';
+	while (have && buf[have - 1] == '\n')
+		buf[--have] = '\0';
+	line = strrchr(buf, '\n');
+	line = line ? line + 1 : buf;
+	end = line + strlen(line);
+	if (end > line)
+		snprintf(why, size, "%.400s", line);
+	else if (WIFEXITED(wstatus))
+		snprintf(why, size, "%s exited %d at start", s->self,
+			 WEXITSTATUS(wstatus));
+	else
+		snprintf(why, size, "%s died at start (signal %d)", s->self,
+			 WTERMSIG(wstatus));
+	return -1;
+}
+
+/*
+ * An upgrade (SIGUSR2, or timingfsctl's on @sock, -1 for none): the
+ * binary at the path the daemon was started from, tried first, then
+ * executed in this process's place with the state; it kills the old
+ * server and starts its own. Returns only when it cannot.
+ */
+static void upgrade(struct super *s, int sock)
+{
+	char why[512], num[16];
+	int fd;
+
+	if (s->reply_fd >= 0) {
+		reply(sock, "1", "an upgrade is under way");
+		return;
+	}
+	if (check_binary(s, why, sizeof(why)) < 0) {
+		log_msg(LOG_ERR, "upgrade refused: %s; the server %d serves on",
+			why, (int)s->server);
+		reply(sock, "1", why);
+		return;
+	}
+	/* The server's channel too: it must not hear its supervisor
+	 * die, and start another, while the exec is under way. */
+	fd = save_state(s, MODE_UPGRADE, s->server, s->chan, sock);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "cannot hand the state over: %s",
+			 strerror(-fd));
+		log_msg(LOG_ERR, "upgrade refused: %s", why);
+		reply(sock, "1", why);
+		return;
+	}
+	snprintf(num, sizeof(num), "%d", fd);
+	setenv(SUPER_STATE_ENV, num, 1);
+	log_msg(LOG_NOTICE, "upgrading to %s", s->self);
+	execv(s->self, s->argv);
+	snprintf(why, sizeof(why), "cannot execute %s: %s", s->self,
+		 strerror(errno));
+	unsetenv(SUPER_STATE_ENV);
+	close(fd);
+	mounts_cloexec(s, true);
+	cloexec(s->chan, true);
+	log_msg(LOG_ERR, "upgrade refused: %s", why);
+	reply(sock, "1", why);
+}
+
+/* Signals: whether to stop. */
+static void take_signals(struct super *s)
 {
 	struct signalfd_siginfo si;
-	struct pollfd p[2];
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			s->stopping = true;
+			if (s->server)
+				kill(s->server, SIGTERM);
+		} else if (si.ssi_signo == SIGHUP) {
+			if (s->server)
+				kill(s->server, SIGHUP);
+		} else if (si.ssi_signo == SIGUSR2 && !s->stopping) {
+			upgrade(s, -1);
+		}
+	}
+}
+
+/*
+ * How this supervisor begins: a fresh one starts its server; one
+ * exec'd for an upgrade kills the old server first (its child still),
+ * whose requests the new one answers; one a server started watches it.
+ */
+static int begin(struct super *s)
+{
+	int wstatus;
+
+	if (s->mode == MODE_ADOPT) {
+		s->server_fd = (int)syscall(SYS_pidfd_open, s->server, 0);
+		if (s->server_fd >= 0) {
+			cloexec(s->server_fd, true);
+			return 1;
+		}
+		if (errno != ESRCH)
+			return -errno;
+		s->server = 0; /* gone already: as after a crash */
+		return start_server(s);
+	}
+	if (s->mode == MODE_UPGRADE && s->server > 0) {
+		kill(s->server, SIGKILL);
+		while (waitpid(s->server, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		s->server = 0;
+	}
+	return start_server(s);
+}
+
+bool super_run(struct super *s, int *status)
+{
+	struct pollfd p[3];
 	sigset_t set;
 	int wstatus, ret;
 	pid_t pid;
@@ -355,13 +893,14 @@ bool super_run(struct super *s, int *status)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR2);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
 	    (s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		log_msg(LOG_ERR, "cannot take signals: %s", strerror(errno));
 		*status = EXIT_SERVE;
 		return true;
 	}
-	ret = start_server(s);
+	ret = begin(s);
 	for (;;) {
 		if (ret == 0)
 			return false;
@@ -373,28 +912,29 @@ bool super_run(struct super *s, int *status)
 		}
 		p[0] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = s->chan, .events = POLLIN };
-		if (poll(p, s->chan >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) {
+		p[2] = (struct pollfd){ .fd = s->server_fd, .events = POLLIN };
+		if (poll(p, 3, -1) < 0 && errno != EINTR) {
 			*status = EXIT_SERVE;
 			return true;
 		}
-		if (s->chan >= 0 && p[1].revents)
+		if (p[1].revents)
 			take_messages(s);
-		while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-				s->stopping = true;
-				kill(s->server, SIGTERM);
-			} else if (si.ssi_signo == SIGHUP) {
-				kill(s->server, SIGHUP);
-			}
+		take_signals(s);
+		if (s->server_fd >= 0 && p[2].revents) {
+			/* Not a child: a server that started this one. */
+			if (server_ended(s, -1, status))
+				return true;
+			ret = restart(s);
+			continue;
 		}
 		while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
-			if (pid != s->server)
+			if (pid != s->server || s->server_fd >= 0)
 				continue;
 			if (server_ended(s, wstatus, status))
 				return true;
 			ret = restart(s);
-			if (ret == 0)
-				return false;
+			if (ret <= 0)
+				break;
 		}
 	}
 }
@@ -434,24 +974,42 @@ int super_fd(const struct super *s)
 	return s->chan;
 }
 
+static int tell(struct super *s, const char *const *field, unsigned int n,
+		const int *fd, unsigned int nfds)
+{
+	int chan = __atomic_load_n(&s->chan, __ATOMIC_SEQ_CST);
+
+	return chan < 0 ? -EPIPE : control_send(chan, field, n, fd, nfds);
+}
+
 int super_tell_init(struct super *s, uint64_t key, const void *req,
 		    size_t len)
 {
-	const unsigned char *b = req;
-	char k[24], *hex = malloc(2 * len + 1);
+	char k[24], *hex = hex_of(req, len);
 	const char *field[3] = { "init", k, hex };
-	size_t i;
-	int ret;
+	struct super_mount *m;
+	void *copy = malloc(len);
 
-	if (!hex)
+	if (!hex || !copy) {
+		free(hex);
+		free(copy);
 		return -ENOMEM;
-	for (i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", b[i]);
-	hex[2 * len] = '\0';
+	}
+	memcpy(copy, req, len);
+	pthread_mutex_lock(&s->lock);
+	m = find(s, key);
+	if (m) {
+		free(m->init_req);
+		m->init_req = copy;
+		m->init_len = len;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(copy);
 	snprintf(k, sizeof(k), "%" PRIu64, key);
-	ret = control_send(s->chan, field, 3, NULL, 0);
+	len = (size_t)tell(s, field, 3, NULL, 0);
 	free(hex);
-	return ret;
+	return (int)len;
 }
 
 int super_tell_attach(struct super *s, const struct super_mount *m)
@@ -460,25 +1018,110 @@ int super_tell_attach(struct super *s, const struct super_mount *m)
 	const char *field[4] = { "attach", k, m->target, m->opts };
 	int fd[5] = { m->fuse_fd, m->pidns_fd, m->mntns_fd, m->keep_fd,
 		      m->mnt_fd };
+	struct super_mount *copy = calloc(1, sizeof(*copy));
 
+	if (copy) { /* this server's copy, for a supervisor it starts */
+		*copy = *m;
+		copy->borrowed = true;
+		copy->init_req = NULL;
+		copy->target = strdup(m->target);
+		copy->opts = strdup(m->opts);
+		pthread_mutex_lock(&s->lock);
+		copy->next = s->mounts;
+		s->mounts = copy;
+		pthread_mutex_unlock(&s->lock);
+	}
 	snprintf(k, sizeof(k), "%" PRIu64, m->key);
-	return control_send(s->chan, field, 4, fd, m->mnt_fd >= 0 ? 5 : 4);
+	return tell(s, field, 4, fd, m->mnt_fd >= 0 ? 5 : 4);
 }
 
 int super_tell_gone(struct super *s, uint64_t key)
 {
 	char k[24];
 	const char *field[2] = { "gone", k };
+	struct super_mount *m;
 
+	pthread_mutex_lock(&s->lock);
+	m = find(s, key);
+	if (m && m->key != SUPER_KEY_OWN) {
+		unlink_mount(s, m);
+		m->borrowed = true; /* attach closes them */
+		mount_free(m);
+	}
+	pthread_mutex_unlock(&s->lock);
 	snprintf(k, sizeof(k), "%" PRIu64, key);
-	return control_send(s->chan, field, 2, NULL, 0);
+	return tell(s, field, 2, NULL, 0);
 }
 
-void super_forget(struct super *s, struct super_mount *m)
+int super_tell_end(struct super *s, int status)
 {
-	unlink_mount(s, m);
-	free(m->target);
-	free(m->opts);
-	free(m->init_req);
-	free(m);
+	char k[24];
+	const char *field[2] = { "end", k };
+
+	snprintf(k, sizeof(k), "%d", status);
+	return tell(s, field, 2, NULL, 0);
+}
+
+int super_tell_upgrade(struct super *s, int sock)
+{
+	const char *field[1] = { "upgrade" };
+
+	return tell(s, field, 1, &sock, 1);
+}
+
+void super_adopt(struct super *s, struct super_mount *m)
+{
+	pthread_mutex_lock(&s->lock);
+	m->borrowed = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
+int super_respawn(struct super *s)
+{
+	char state[48], **envp;
+	size_t n = 0, i, j;
+	int sv[2], fd, old;
+	pid_t pid;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof(*envp));
+	if (!envp)
+		return -ENOMEM;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(envp);
+		return -errno;
+	}
+	fd = save_state(s, MODE_ADOPT, getpid(), sv[1], -1);
+	if (fd < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		free(envp);
+		return fd;
+	}
+	snprintf(state, sizeof(state), "%s=%d", SUPER_STATE_ENV, fd);
+	for (i = j = 0; i < n; i++)
+		if (strncmp(environ[i], SUPER_STATE_ENV "=",
+			    sizeof(SUPER_STATE_ENV)))
+			envp[j++] = environ[i];
+	envp[j] = state;
+	/* Threads run here: the child makes only system calls. */
+	pid = fork();
+	if (pid == 0) {
+		setsid();
+		execve(s->self, s->argv, envp);
+		_exit(127);
+	}
+	free(envp);
+	close(fd);
+	close(sv[1]);
+	mounts_cloexec(s, true);
+	if (pid < 0) {
+		close(sv[0]);
+		return -errno;
+	}
+	old = __atomic_exchange_n(&s->chan, sv[0], __ATOMIC_SEQ_CST);
+	close_fd(old);
+	log_msg(LOG_NOTICE, "started a new supervisor, pid %d", (int)pid);
+	return 0;
 }

@@ -6,26 +6,44 @@
  * mount's /dev/fuse descriptor (its own mount's, inherited by every
  * server it forks, and each attached mount's, which the server sends
  * it), the control socket, and what each mount needs to be served again
- * (its namespaces, its options, the INIT request the kernel sent), and
- * does nothing else: it never reads a request. The server, its child,
- * serves them all (daemon.h). Both hold the same open descriptions, so
- * a mount's connection lives while either lives.
+ * (its namespaces, its options, the INIT request the kernel sent, the
+ * keep of its open files), and does nothing else: it never reads a
+ * request. The server, its child, serves them all (daemon.h). Both hold
+ * the same open descriptions, so a mount's connection lives while
+ * either lives.
  *
  * When the server dies of a signal (SIGKILL, a crash, the OOM killer),
  * the supervisor forks a new one at once (at most SUPER_RESTARTS_FAST
  * in a second, then one a second), which takes every mount over from
- * the registry: it is forked from the supervisor, whose copy of the own
- * mount's session never saw a request, and replays each mount's INIT
- * into a session of its own (serve_replay()), so that the kernel sees
- * no second INIT. What the dead server had read and not answered is
- * answered by the successor (daemon.c). A server that exits (the mount
- * was unmounted, SIGTERM) ends the supervisor with its status.
+ * the registry: it replays each mount's INIT into a session of its own
+ * (serve_replay()), so that the kernel sees no second INIT, and answers
+ * what the dead server had read and not answered (daemon.c). A server
+ * that exits (the mount was unmounted, SIGTERM) ends the supervisor
+ * with its status.
+ *
+ * The supervisor's state (the registry, the shared memory's memfds, the
+ * control socket) can be written into a memfd and given to a new
+ * process of the daemon's binary through exec (super_load()): that
+ * process is the supervisor from then on, and serves every mount as a
+ * successor does. So:
+ *   - an upgrade (SIGUSR2, or timingfsctl upgrade through the server):
+ *     the binary at the path the daemon was started from is first run
+ *     with TIMINGFS_CHECK set (it reads its configuration, builds what
+ *     it serves with, and exits 0, or 1 with one line of why); if that
+ *     fails, the supervisor says so and nothing changes; otherwise the
+ *     supervisor executes it (the same pid), and the new image kills the
+ *     old server and starts its own;
+ *   - the supervisor dead: the server, which keeps a copy of the
+ *     registry, starts a new supervisor (its child), which watches it
+ *     through a pidfd and replaces it as after a crash.
  *
  * SIGTERM, SIGINT and SIGHUP to the supervisor go to the server.
  *
  * The registry's changes come from the server over a socket pair, one
  * message each (control.h's framing): "init KEY HEX", "attach KEY
- * TARGET OPTS" with the mount's descriptors, "gone KEY".
+ * TARGET OPTS" with the mount's descriptors, "gone KEY", and "end
+ * STATUS" (the server ends by itself), "upgrade" with the descriptor
+ * of the timingfsctl that asked.
  */
 #ifndef TIMINGFS_SUPER_H
 #define TIMINGFS_SUPER_H
@@ -42,6 +60,13 @@
 
 #define SUPER_RESTARTS_FAST 5
 
+/* The environment that hands a supervisor's state to an exec'd one. */
+#define SUPER_STATE_ENV "TIMINGFS_STATE"
+/* Set for a binary's trial run before an upgrade. */
+#define SUPER_CHECK_ENV "TIMINGFS_CHECK"
+/* An upgrade's trial run must be over within this long. */
+#define SUPER_CHECK_MS 10000
+
 /* A mount, as the supervisor keeps it. */
 struct super_mount {
 	struct super_mount *next;
@@ -52,17 +77,33 @@ struct super_mount {
 	char *target, *opts; /* attached only */
 	void *init_req; /* the INIT request the kernel sent; NULL: none yet */
 	size_t init_len;
+	bool borrowed; /* a server's: its descriptors are attach's */
 };
 
 struct super;
 
 /*
- * super_new - a supervisor for the daemon's own mount, served through
- * @fuse_fd, its open files kept in @keep_fd (which it takes), with
- * request slots for @workers workers. 0 or -errno.
+ * super_new - a supervisor for the daemon's own mount at @mountpoint,
+ * served through @fuse_fd, its open files kept in @keep_fd (which it
+ * takes), with request slots for @workers workers, the control socket
+ * @control_fd (-1: none), and the binary's @argv (kept: an upgrade
+ * runs it again). 0 or -errno.
  */
-int super_new(int fuse_fd, int keep_fd, unsigned int workers,
-	      struct super **out);
+int super_new(int fuse_fd, int keep_fd, unsigned int workers, int control_fd,
+	      const char *mountpoint, char **argv, struct super **out);
+
+/*
+ * super_load - the supervisor whose state is in the memfd @fd (an
+ * exec'd one: SUPER_STATE_ENV), which it closes. 0, or -errno with one
+ * line of why in @err.
+ */
+int super_load(int fd, char **argv, struct super **out, char *err,
+	       size_t errlen);
+
+/* super_own_fd, _control_fd, _mountpoint - of the state. */
+int super_own_fd(const struct super *s);
+int super_control_fd(const struct super *s);
+const char *super_mountpoint(const struct super *s);
 
 /*
  * super_run - start the server and supervise it. Returns in each
@@ -103,20 +144,35 @@ struct view_record *super_view_record(const struct super *s);
 int super_fd(const struct super *s);
 
 /*
- * super_tell_init, _attach, _gone - tell the supervisor of a mount's
- * INIT request, of a new attached mount (its descriptors stay the
- * caller's: the supervisor gets its own), and of a mount gone. From any
- * thread. 0 or -errno (the supervisor is gone: nothing to keep).
+ * super_tell_init, _attach, _gone, _end - tell the supervisor of a
+ * mount's INIT request, of a new attached mount (its descriptors stay
+ * the caller's: the supervisor gets its own), of a mount gone, of this
+ * server's end with @status; the server's own copy of the registry
+ * follows. From any thread. 0 or -errno (the supervisor is gone).
  */
 int super_tell_init(struct super *s, uint64_t key, const void *req,
 		    size_t len);
 int super_tell_attach(struct super *s, const struct super_mount *m);
 int super_tell_gone(struct super *s, uint64_t key);
+int super_tell_end(struct super *s, int status);
 
 /*
- * super_forget - the server took @m over (its descriptors are now the
- * server's) or closed them: drop it from this process's registry.
+ * super_tell_upgrade - timingfsctl upgrade, on the connection @sock:
+ * the supervisor answers it (the descriptor is passed). 0 or -errno.
  */
-void super_forget(struct super *s, struct super_mount *m);
+int super_tell_upgrade(struct super *s, int sock);
+
+/*
+ * super_adopt - the server took @m over: its descriptors are now
+ * attach's, which closes them (the copy of the registry only names
+ * them).
+ */
+void super_adopt(struct super *s, struct super_mount *m);
+
+/*
+ * super_respawn - the supervisor died: start a new one, a child of this
+ * server, from this server's copy of the registry. 0 or -errno.
+ */
+int super_respawn(struct super *s);
 
 #endif

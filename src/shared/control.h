@@ -8,7 +8,8 @@
  * bytes, the command first ("attach", "detach", "mounts"), with the
  * descriptors it names passed alongside (SCM_RIGHTS); the answer is a
  * status ("0" done, "1" refused or failed, "2" bad usage), then the
- * text to print.
+ * text to print. "upgrade" is answered by the supervisor (super.h),
+ * once the new binary serves or was refused.
  */
 #ifndef TIMINGFS_CONTROL_H
 #define TIMINGFS_CONTROL_H
@@ -26,6 +27,8 @@
  * what enters a container is killed before); timingfsctl waits no more.
  */
 #define CONTROL_ANSWER_S 10
+/* An upgrade tries the new binary first, for up to 10 s, then starts it. */
+#define CONTROL_UPGRADE_S 30
 
 /* One message: its fields, and the descriptors that came with it. */
 struct control_msg {
