@@ -581,7 +581,7 @@ test_expect_success 'eight readers of the big tables at once: every copy whole' 
 '
 
 test_expect_success !ASAN 'the daemon is small after them' '
-	RSS=$(sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$TFS_PID/status") &&
+	RSS=$(sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$(server_of "$TFS_PID")/status") &&
 	echo "daemon VmRSS $RSS KiB, at most $RSS_MAX_KIB" &&
 	test "$RSS" -le $RSS_MAX_KIB
 '

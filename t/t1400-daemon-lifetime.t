@@ -17,6 +17,7 @@ daemon_threads() {
 	ls "/proc/$1/task" | wc -l
 }
 
+
 # queued_reads N: N readers at once, all their requests queued before
 # the daemon serves any: it is stopped until each reader waits for its
 # answer, so that the daemon, continued, finds N requests waiting and
@@ -34,7 +35,9 @@ queued_reads() {
 	# to look it up again, rather than wait in d_alloc_parallel for
 	# the first reader's lookup of a new name.
 	cat "$MNT/proc/100/times" >/dev/null || return 1
-	kill -STOP "$TFS_PID" || return 1
+	srv=$(server_of "$TFS_PID")
+	test -n "$srv" || return 1
+	kill -STOP "$srv" || return 1
 	for i in $(seq 1 "$1"); do
 		cat "$MNT/proc/100/times" >/dev/null &
 		pids="$pids $!"
@@ -49,7 +52,7 @@ queued_reads() {
 			echo
 		done | sort | uniq -c
 	}
-	kill -CONT "$TFS_PID" || return 1
+	kill -CONT "$srv" || return 1
 	for pid in $pids; do
 		wait "$pid" || return 1
 	done
@@ -136,26 +139,55 @@ test_expect_success 'SIGINT: unmounted, exit 0' '
 	test "$TFS_STATUS" = 0
 '
 
-test_expect_success 'SIGKILL: auto_unmount takes the mount away' '
+test_expect_success 'SIGKILL to both processes: auto_unmount takes the mount away' '
 	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" &&
 	reads_ok &&
-	kill -KILL "$TFS_PID" &&
+	test -n "$(server_of "$TFS_PID")" &&
+	kill_daemon "$TFS_PID" &&
 	test_expect_code 137 wait "$TFS_PID" &&
 	TFS_PID= &&
 	stopped_mount_is_gone
 '
 
-test_expect_success 'SIGKILL with -o no_auto_unmount leaves a dead mount' '
+test_expect_success 'SIGKILL to both with -o no_auto_unmount leaves a dead mount' '
 	test_when_finished unmount_timingfs &&
 	start_timingfs -c "$CONF" -o no_auto_unmount &&
 	reads_ok &&
-	kill -KILL "$TFS_PID" &&
+	test -n "$(server_of "$TFS_PID")" &&
+	kill_daemon "$TFS_PID" &&
 	test_expect_code 137 wait "$TFS_PID" &&
 	TFS_PID= &&
 	is_mounted "$MNT" &&
 	test "$("$BIN/helper-io" errno stat "$MNT/info")" = ENOTCONN &&
 	fusermount3 -u "$MNT" &&
+	! is_mounted "$MNT"
+'
+
+server_starts() {
+	sed -n "s/^server_starts //p" "$MNT/info"
+}
+
+# The supervisor dead, the server serves on and starts a new one (its
+# child); that one replaces the server when it dies in turn.
+test_expect_success 'SIGKILL to the supervisor, then to the server: served throughout' '
+	test_when_finished "unmount_timingfs; kill -KILL \$srv \$sup 2>/dev/null; :" &&
+	start_timingfs -c "$CONF" &&
+	reads_ok &&
+	srv=$(server_of "$TFS_PID") &&
+	kill -KILL "$TFS_PID" &&
+	test_expect_code 137 wait "$TFS_PID" &&
+	TFS_PID= &&
+	reads_ok &&
+	wait_for 10 test -n "$(server_of "$srv")" &&
+	sup=$(server_of "$srv") &&
+	reads_ok &&
+	kill -KILL "$srv" &&
+	wait_for 10 test "$(server_starts)" = 2 &&
+	reads_ok &&
+	is_mounted "$MNT" &&
+	kill -TERM "$sup" &&
+	wait_for 20 test_not_ is_running "$sup" &&
 	! is_mounted "$MNT"
 '
 
@@ -193,7 +225,7 @@ test_expect_success '-s: one worker serves everything (and the main thread the s
 	start_timingfs -s -c "$CONF" &&
 	queued_reads 8 &&
 	reads_ok &&
-	threads=$(daemon_threads "$TFS_PID") &&
+	threads=$(daemon_threads "$(server_of "$TFS_PID")") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
 	# The worker and the main thread, and the dropper when the readers
@@ -210,7 +242,7 @@ test_expect_success 'multi-threaded: at most max_threads workers' '
 	start_timingfs -c "$CONF" -o max_threads=3 &&
 	queued_reads 32 &&
 	reads_ok &&
-	threads=$(daemon_threads "$TFS_PID") &&
+	threads=$(daemon_threads "$(server_of "$TFS_PID")") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
 	test "$threads" -le 5 # main, the dropper, 3 workers
@@ -221,7 +253,7 @@ test_expect_success 'multi-threaded by default, 10 workers at most' '
 	start_timingfs -c "$CONF" &&
 	queued_reads 32 &&
 	reads_ok &&
-	threads=$(daemon_threads "$TFS_PID") &&
+	threads=$(daemon_threads "$(server_of "$TFS_PID")") &&
 	unmount_timingfs &&
 	echo "$threads threads" &&
 	test "$threads" -ge 3 && test "$threads" -le 12 # main, dropper, 10

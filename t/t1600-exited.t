@@ -89,7 +89,7 @@ stop_pid() {
 
 # rss: the daemon's resident set, in KiB.
 rss() {
-	sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$TFS_PID/status"
+	sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$(server_of "$TFS_PID")/status"
 }
 
 # as_nobody CMD...: CMD as the user nobody, without root's groups.

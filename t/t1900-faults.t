@@ -319,7 +319,7 @@ test_expect_success 'a task or thread that exits after its files were read: ENOE
 	pid=$! &&
 	kill_at_exit "$pid" &&
 	cat "$LIVE/proc/$pid/times" "$LIVE/proc/$pid/threads/$pid/times" &&
-	ls -l "/proc/$LIVE_PID/fd" >fds &&
+	ls -l "/proc/$(server_of "$LIVE_PID")/fd" >fds &&
 	grep " -> /proc/$pid/" fds &&
 	kill -KILL "$pid" &&
 	test_expect_code 137 wait "$pid" &&
@@ -385,7 +385,7 @@ test_expect_success ROOT 'setup: a daemon that keeps exited tasks' '
 # (NETLINK_GENERIC, 16, in /proc/net/netlink).
 taskstats_drops() {
 	local inos
-	inos=$(ls -l "/proc/$KEEP_PID/fd" |
+	inos=$(ls -l "/proc/$(server_of "$KEEP_PID")/fd" |
 		sed -n "s/.*socket:\[\([0-9]*\)\]\$/\1/p" | tr "\n" " ") &&
 	awk -v inos=" $inos" "\$2 == 16 && index(inos, \" \" \$10 \" \") {
 		drops += \$9 } END { print drops + 0 }" /proc/net/netlink
@@ -413,8 +413,9 @@ exit_lost() {
 test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the rest kept' '
 	test "$(exit_lost)" = 0 &&
 	test "$(taskstats_drops)" = 0 &&
-	kill -STOP "$KEEP_PID" &&
-	test_when_finished "kill -CONT $KEEP_PID" &&
+	ksrv=$(server_of "$KEEP_PID") &&
+	kill -STOP "$ksrv" &&
+	test_when_finished "kill -CONT $ksrv" &&
 	# The first burst stays alive (its stdin open) with its threads kept.
 	{ sleep 30 | "$BIN/helper-exit" threads 1000 >burst.out & } &&
 	hp=$! &&
@@ -430,7 +431,7 @@ test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the res
 		test "$(taskstats_drops)" -gt 0 ||
 		{ echo "20 bursts of 7,000 exits, and the kernel dropped none"; false; }
 	} &&
-	kill -CONT "$KEEP_PID" &&
+	kill -CONT "$ksrv" &&
 	wait_lost &&
 	grep "exit records lost: the receive buffer overran" "$TRASH/KEEP.err" &&
 	is_running "$KEEP_PID" &&
@@ -466,11 +467,11 @@ test_expect_success TASKSTATS 'a full taskstats socket: counted, logged, the res
 # ---- readers killed in the middle of a read ------------------------------
 
 rss_kb() {
-	awk "/^VmRSS:/ { print \$2 }" "/proc/$LIVE_PID/status"
+	awk "/^VmRSS:/ { print \$2 }" "/proc/$(server_of "$LIVE_PID")/status"
 }
 
 fd_count() {
-	ls "/proc/$LIVE_PID/fd" | wc -l
+	ls "/proc/$(server_of "$LIVE_PID")/fd" | wc -l
 }
 
 test_expect_success 'setup: a process of 1000 threads' '
@@ -546,7 +547,7 @@ make_stale() {
 	mkdir -p "$dir" &&
 	start_timingfs_on DEAD "$dir" -c "$TRASH/tree.conf" \
 		-o no_auto_unmount "$@" &&
-	kill -KILL "$DEAD_PID" &&
+	kill_daemon "$DEAD_PID" &&
 	test_expect_code 137 wait "$DEAD_PID" &&
 	DEAD_PID= &&
 	test "$(errno_of stat "$dir")" = ENOTCONN

@@ -48,11 +48,11 @@ fi
 
 # fd_count, rss_kib: the daemon's open descriptors; its resident set.
 fd_count() {
-	ls "/proc/$TFS_PID/fd" | wc -l
+	ls "/proc/$(server_of "$TFS_PID")/fd" | wc -l
 }
 
 rss_kib() {
-	sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$TFS_PID/status"
+	sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$(server_of "$TFS_PID")/status"
 }
 
 # sleep_until S: until S s after $start (a $SECONDS), if not already.

@@ -93,7 +93,7 @@ test_expect_success 'setup: twenty containers, then the daemon' '
 	write_config "$CONF" format.units=windows &&
 	start_timingfs -c "$CONF" &&
 	grep -q "^exit_source taskstats" "$MNT/info" &&
-	listener_sockets $TFS_PID >"$TRASH/listeners" &&
+	listener_sockets "$(server_of "$TFS_PID")" >"$TRASH/listeners" &&
 	test "$(cat "$TRASH/listeners")" -ge 1
 '
 
@@ -187,10 +187,10 @@ test_expect_success 'twenty attached: one exit listener, bounded threads and mem
 		readers="$readers $!"
 	done &&
 	wait_pids $readers &&
-	threads=$(ls /proc/$TFS_PID/task | wc -l) &&
-	rss=$(awk "/^VmRSS:/ { print \$2 }" /proc/$TFS_PID/status) &&
-	echo "# threads $threads, RSS $rss kB, listener sockets $(listener_sockets $TFS_PID)" &&
-	test "$(listener_sockets $TFS_PID)" = "$(cat "$TRASH/listeners")" &&
+	threads=$(ls /proc/$(server_of "$TFS_PID")/task | wc -l) &&
+	rss=$(awk "/^VmRSS:/ { print \$2 }" /proc/$(server_of "$TFS_PID")/status) &&
+	echo "# threads $threads, RSS $rss kB, listener sockets $(listener_sockets "$(server_of "$TFS_PID")")" &&
+	test "$(listener_sockets "$(server_of "$TFS_PID")")" = "$(cat "$TRASH/listeners")" &&
 	# 10 workers at most (max_threads), the main thread, the exit
 	# listener and the thread that drops names: 13, mounts or none.
 	test "$threads" -le 13 &&

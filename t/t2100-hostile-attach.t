@@ -129,7 +129,7 @@ hung_attach() {
 # daemon_children: whether the daemon has a child process but the
 # fusermount3 that unmounts its own mount at its end (it says which).
 daemon_children() {
-	ps -o pid=,stat=,wchan:32=,args= --ppid "$TFS_PID" |
+	ps -o pid=,stat=,wchan:32=,args= --ppid "$(server_of "$TFS_PID")" |
 		grep -v " fusermount3 "
 }
 

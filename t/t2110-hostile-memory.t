@@ -43,7 +43,7 @@ hold() {
 
 # daemon_kib FIELD: the daemon's VmRSS or VmHWM, KiB.
 daemon_kib() {
-	sed -n "s/^$1:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$TFS_PID/status"
+	sed -n "s/^$1:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$(server_of "$TFS_PID")/status"
 }
 
 # hogs_reported N: all N hold.K.out have their line; meanwhile the

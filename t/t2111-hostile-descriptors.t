@@ -12,12 +12,12 @@ THREADS=300
 
 # limits: the daemon's soft and hard RLIMIT_NOFILE, on one line.
 limits() {
-	prlimit --pid "$TFS_PID" --nofile --noheadings --output SOFT,HARD
+	prlimit --pid "$(server_of "$TFS_PID")" --nofile --noheadings --output SOFT,HARD
 }
 
 # nofile SOFT: the daemon's soft RLIMIT_NOFILE, its hard one kept.
 nofile() {
-	prlimit --pid "$TFS_PID" --nofile="$1": &&
+	prlimit --pid "$(server_of "$TFS_PID")" --nofile="$1": &&
 	limits | grep -q "^ *$1 "
 }
 
@@ -56,11 +56,11 @@ test_expect_success 'the daemon raised its soft descriptor limit to the hard one
 # lowest_free: the lowest descriptor number the daemon has free, which
 # its next open would take.
 lowest_free() {
-	ls /proc/$TFS_PID/fd | sort -n | awk "\$1 != NR - 1 { exit } END { print NR - (\$1 != NR - 1) }"
+	ls /proc/$(server_of "$TFS_PID")/fd | sort -n | awk "\$1 != NR - 1 { exit } END { print NR - (\$1 != NR - 1) }"
 }
 
 test_expect_success 'its limit at its next descriptor: it gives back the task files it keeps, and lists proc/' '
-	held=$(ls /proc/$TFS_PID/fd | wc -l) &&
+	held=$(ls /proc/$(server_of "$TFS_PID")/fd | wc -l) &&
 	free=$(lowest_free) &&
 	echo "daemon holds $held descriptors, its lowest free one $free" &&
 	test "$held" -gt 100 &&
@@ -70,7 +70,7 @@ test_expect_success 'its limit at its next descriptor: it gives back the task fi
 	grep -qx "$MANY" listed &&
 	cat "$MNT/proc/$MANY/cycles" >value &&
 	test -n "$(cat value)" &&
-	after=$(ls /proc/$TFS_PID/fd | wc -l) &&
+	after=$(ls /proc/$(server_of "$TFS_PID")/fd | wc -l) &&
 	echo "then it held $after" &&
 	test "$after" -lt "$held"
 '

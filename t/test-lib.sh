@@ -292,6 +292,16 @@ server_of() {
 	pgrep -P "$1" -x timingfs | head -n 1
 }
 
+# kill_daemon PID: SIGKILL to the timingfs supervisor PID and its server
+# at once (the server stopped first, so that it cannot start a new
+# supervisor in between): the only way its mounts are lost.
+kill_daemon() {
+	local srv
+	srv=$(server_of "$1")
+	[ -n "$srv" ] && kill -STOP "$srv"
+	kill -KILL "$1" $srv
+}
+
 # in_ns INIT CMD...: CMD in the PID and mount namespaces of INIT.
 in_ns() {
 	local init=$1
