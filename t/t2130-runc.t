@@ -241,7 +241,7 @@ test_expect_success 'ten containers in a row: no mount left, the daemon flat' '
 	set -- $(usage "$(server_of "$TFS_PID")") &&
 	echo "before: threads $1, descriptors $2 (and $4 of tasks), RSS $3 kB" &&
 	threads=$1 fds=$2 rss=$3 &&
-	# The supervisor holds each attached mount's descriptors while it
+	# The supervisor holds the descriptors of each attached mount while it
 	# lasts: no more afterwards.
 	sup_fds=$(ls "/proc/$TFS_PID/fd" | wc -l) &&
 	for i in $(seq 1 10); do
