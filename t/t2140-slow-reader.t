@@ -22,7 +22,7 @@ FIFO=$SLOW/proc/200/task/200/schedstat
 # schedstat, bounded: a reader whose request the daemon has taken
 # waits for its answer even through SIGKILL, so nothing ends before.
 release() {
-	while stuck_in_fifo $TFS_PID 2>/dev/null; do
+	while stuck_in_fifo "$(server_of "$TFS_PID")" 2>/dev/null; do
 		bounded 10 sh -c 'cat "$1" >"$2"' - "$TRASH/schedstat" "$FIFO" ||
 			return 1
 		sleep 0.1
@@ -60,7 +60,7 @@ test_expect_success 'a reader stuck in the daemon, the others answered meanwhile
 	slow=$! &&
 	kill_at_exit $slow &&
 	test_when_finished release &&
-	wait_for 10 stuck_in_fifo $TFS_PID &&
+	wait_for 10 stuck_in_fifo "$(server_of "$TFS_PID")" &&
 	is_running $slow &&
 	bounded 10 cat "$MNT/proc/100/threads/101/cycles" >got.101 &&
 	test_cmp expect.101 got.101 &&
@@ -76,7 +76,7 @@ test_expect_success 'a reader stuck in the daemon, the others answered meanwhile
 	test -s cpus &&
 	echo "the stuck reader still waits: $(ps -o pid=,stat=,args= -p $slow)" &&
 	is_running $slow &&
-	stuck_in_fifo $TFS_PID &&
+	stuck_in_fifo "$(server_of "$TFS_PID")" &&
 	cat "$TRASH/schedstat" >"$FIFO" &&
 	wait $slow &&
 	cat slow.out &&
@@ -95,7 +95,7 @@ stuck_after_pause() {
 	{ cat "$MNT/proc/200/threads/200/cycles" >slow3.out 2>&1 & } &&
 	slow=$! &&
 	kill_at_exit $slow &&
-	wait_for 10 stuck_in_fifo $TFS_PID &&
+	wait_for 10 stuck_in_fifo "$(server_of "$TFS_PID")" &&
 	bounded 10 cat "$MNT/proc/100/threads/101/cycles" >got.101 &&
 	test_cmp expect.101 got.101 &&
 	cat "$TRASH/schedstat" >"$FIFO" &&
@@ -116,7 +116,7 @@ test_expect_success 'the daemon goes on: the same file twice, as it comes' '
 	slow=$! &&
 	kill_at_exit $slow &&
 	test_when_finished release &&
-	wait_for 10 stuck_in_fifo $TFS_PID &&
+	wait_for 10 stuck_in_fifo "$(server_of "$TFS_PID")" &&
 	bounded 10 cat "$MNT/proc/100/cycles" >/dev/null &&
 	cat "$TRASH/schedstat" >"$FIFO" &&
 	wait $slow &&

@@ -569,9 +569,12 @@ static int supervise(struct daemon *d)
 	int status;
 
 	if (super_run(d->super, &status)) {
-		/* The supervisor, at its end: the server unmounted all. */
-		close_control(d);
-		fuse_session_unmount(p->se);
+		/* The supervisor, at its end: the server unmounted all;
+		 * or, for a restart of the service, all stays as it is. */
+		if (!super_leaving(d->super)) {
+			close_control(d);
+			fuse_session_unmount(p->se);
+		}
 		super_free(d->super);
 		close(d->sigfd);
 		return status;

@@ -441,7 +441,7 @@ int main(int argc, char *argv[])
 	/* Exec'd by a supervisor (super.h): its state, or a trial run. */
 	const char *state = getenv(SUPER_STATE_ENV);
 	bool check = getenv(SUPER_CHECK_ENV) != NULL;
-	int state_fd = state ? atoi(state) : -1;
+	int state_fd = state ? atoi(state) : super_store_state();
 
 	unsetenv(SUPER_STATE_ENV);
 	unsetenv(SUPER_CHECK_ENV);

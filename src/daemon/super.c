@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +31,33 @@ enum super_mode {
 	MODE_FRESH, /* it mounted */
 	MODE_UPGRADE, /* exec'd by the last one: its server is a child */
 	MODE_ADOPT, /* started by a server whose supervisor died */
+	MODE_STORE, /* started by systemd from its descriptor store */
 };
+
+/*
+ * systemd's descriptor store (sd_notify(3), FDSTORE=1): where the
+ * supervisor leaves its descriptors and its state, so that a restart of
+ * the service finds them (LISTEN_FDS) and takes every mount over.
+ */
+static struct {
+	struct sockaddr_un addr;
+	socklen_t len; /* 0: no service manager to tell */
+	int *old_fd, *new_fd; /* from the store at start: "fdN" then, now */
+	unsigned int nold;
+} store;
+
+/* A descriptor's number in the state: now, once through the store. */
+static int xlat(int fd)
+{
+	unsigned int i;
+
+	if (fd < 0 || !store.nold)
+		return fd;
+	for (i = 0; i < store.nold; i++)
+		if (store.old_fd[i] == fd)
+			return store.new_fd[i];
+	return -1;
+}
 
 struct super {
 	pthread_mutex_t lock; /* a server's: its copy of the registry */
@@ -54,7 +81,9 @@ struct super {
 	int server_status;
 	int reply_fd; /* a timingfsctl upgrade waiting for the outcome */
 	int sigfd; /* the supervisor's */
+	int store_fd; /* its state, as systemd's store keeps it; -1 */
 	bool stopping; /* SIGTERM or SIGINT came */
+	bool leaving; /* SIGUSR1 under systemd: a restart, mounts kept */
 	long long started_ms[SUPER_RESTARTS_FAST]; /* the last starts */
 };
 
@@ -110,7 +139,7 @@ static struct super *super_alloc(void)
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
-	s->chan = s->sigfd = s->server_fd = s->reply_fd = -1;
+	s->chan = s->sigfd = s->server_fd = s->reply_fd = s->store_fd = -1;
 	s->slots_fd = s->views_fd = s->control_fd = -1;
 	s->slot_bytes = serve_slot_bytes();
 	return s;
@@ -333,25 +362,20 @@ static int put_line(FILE *f, const char *tag, const char *hex)
 	return fprintf(f, "%s %s\n", tag, hex) < 0 ? -EIO : 0;
 }
 
-/*
- * The state in a new memfd, its descriptors (and every one it names)
- * left open across exec: its descriptor, or -errno.
- */
-static int save_state(struct super *s, enum super_mode mode, pid_t server,
-		      int chan, int reply)
+/* The state, written into the memfd @fd from its start. */
+static int write_state(struct super *s, int fd, enum super_mode mode,
+		       pid_t server, int chan, int reply)
 {
 	struct super_mount *m;
 	char *init, *target, *opts, *self, *mp;
-	int fd = memfd_create("timingfs-state", 0), ret = 0;
+	int ret = 0;
 	FILE *f;
 
-	if (fd < 0)
+	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
 	f = fdopen(dup(fd), "w");
-	if (!f) {
-		close(fd);
+	if (!f)
 		return -ENOMEM;
-	}
 	self = hex_of(s->self, strlen(s->self));
 	mp = hex_of(s->mountpoint, strlen(s->mountpoint));
 	fprintf(f,
@@ -379,11 +403,28 @@ static int save_state(struct super *s, enum super_mode mode, pid_t server,
 		free(opts);
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (fclose(f) != 0 || ret < 0) {
-		close(fd);
+	if (fclose(f) != 0 || ret < 0)
 		return ret < 0 ? ret : -EIO;
-	}
 	lseek(fd, 0, SEEK_SET);
+	return 0;
+}
+
+/*
+ * The state in a new memfd, its descriptors (and every one it names)
+ * left open across exec: its descriptor, or -errno.
+ */
+static int save_state(struct super *s, enum super_mode mode, pid_t server,
+		      int chan, int reply)
+{
+	int fd = memfd_create("timingfs-state", 0), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write_state(s, fd, mode, server, chan, reply);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
 	mounts_cloexec(s, false);
 	cloexec(chan, false);
 	cloexec(reply, false);
@@ -407,6 +448,13 @@ static int load_mount(struct super *s, const char *line)
 	if (unhex(init, &m->init_req, &m->init_len) < 0 ||
 	    unhex(target, (void **)&m->target, &len) < 0 ||
 	    unhex(opts, (void **)&m->opts, &len) < 0)
+		goto fail;
+	m->fuse_fd = xlat(m->fuse_fd);
+	m->keep_fd = xlat(m->keep_fd);
+	m->pidns_fd = xlat(m->pidns_fd);
+	m->mntns_fd = xlat(m->mntns_fd);
+	m->mnt_fd = xlat(m->mnt_fd);
+	if (m->fuse_fd < 0 || m->keep_fd < 0)
 		goto fail;
 	m->next = s->mounts;
 	s->mounts = m;
@@ -472,7 +520,12 @@ int super_load(int fd, char **argv, struct super **out, char *err,
 	fclose(f);
 	s->mode = (enum super_mode)mode;
 	s->server = (pid_t)server;
-	if (ret == 0 && (mode < MODE_FRESH || mode > MODE_ADOPT || !s->self ||
+	s->control_fd = xlat(s->control_fd);
+	s->slots_fd = xlat(s->slots_fd);
+	s->views_fd = xlat(s->views_fd);
+	s->chan = xlat(s->chan);
+	s->reply_fd = xlat(s->reply_fd);
+	if (ret == 0 && (mode < MODE_FRESH || mode > MODE_STORE || !s->self ||
 			 !s->mountpoint || !s->nslots || !find(s, 0)))
 		ret = -EINVAL;
 	if (ret == 0)
@@ -507,6 +560,169 @@ int super_control_fd(const struct super *s)
 const char *super_mountpoint(const struct super *s)
 {
 	return s->mountpoint;
+}
+
+/* ---- systemd's descriptor store ------------------------------------ */
+
+int super_store_state(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	const char *names = getenv("LISTEN_FDNAMES");
+	char *copy, *name, *save = NULL;
+	int n, i, state = -1;
+
+	if (!pid || !fds || !names || atoi(pid) != (int)getpid())
+		return -1;
+	n = atoi(fds);
+	copy = strdup(names);
+	store.old_fd = calloc((size_t)n + 1, sizeof(int));
+	store.new_fd = calloc((size_t)n + 1, sizeof(int));
+	if (!copy || !store.old_fd || !store.new_fd || n <= 0) {
+		free(copy);
+		return -1;
+	}
+	for (i = 0, name = strtok_r(copy, ":", &save); name && i < n;
+	     i++, name = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(name, "state")) {
+			state = 3 + i;
+		} else if (!strncmp(name, "fd", 2)) {
+			store.old_fd[store.nold] = atoi(name + 2);
+			store.new_fd[store.nold++] = 3 + i;
+		}
+	}
+	free(copy);
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return state;
+}
+
+static void store_open(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	size_t n = path ? strlen(path) : 0;
+
+	if (store.len || !n || (path[0] != '/' && path[0] != '@') ||
+	    n >= sizeof(store.addr.sun_path))
+		return;
+	store.addr.sun_family = AF_UNIX;
+	memcpy(store.addr.sun_path, path, n);
+	if (path[0] == '@')
+		store.addr.sun_path[0] = '\0';
+	store.len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n +
+				(path[0] == '/'));
+}
+
+/* One message to the service manager, with @fd (-1: none). */
+static int store_send(const char *text, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)text,
+			     .iov_len = strlen(text) };
+	struct msghdr msg = { .msg_name = &store.addr,
+			      .msg_namelen = store.len,
+			      .msg_iov = &iov,
+			      .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	int sock, ret;
+
+	if (!store.len)
+		return 0;
+	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return -errno;
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	ret = sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	close(sock);
+	return ret;
+}
+
+/* Keep @fd in the store as "fdN" (N its number), or drop it. */
+static void store_fd(int fd, bool keep)
+{
+	char text[64];
+
+	if (fd < 0 || !store.len)
+		return;
+	/* Any kept under the name before goes first (an upgrade's). */
+	snprintf(text, sizeof(text), "FDSTOREREMOVE=1\nFDNAME=fd%d", fd);
+	store_send(text, -1);
+	if (!keep)
+		return;
+	snprintf(text, sizeof(text), "FDSTORE=1\nFDNAME=fd%d", fd);
+	if (store_send(text, fd) < 0)
+		log_msg(LOG_WARNING,
+			"systemd keeps no descriptor of this daemon: a "
+			"restart of the service loses the mounts");
+}
+
+static void store_mount(const struct super_mount *m, bool keep)
+{
+	store_fd(m->fuse_fd, keep);
+	store_fd(m->keep_fd, keep);
+	store_fd(m->pidns_fd, keep);
+	store_fd(m->mntns_fd, keep);
+	store_fd(m->mnt_fd, keep);
+}
+
+/* The state, as the store keeps it: written anew at every change. */
+static void store_state(struct super *s)
+{
+	if (store.len && s->store_fd >= 0)
+		write_state(s, s->store_fd, MODE_STORE, 0, -1, -1);
+}
+
+/*
+ * Under a service manager with a descriptor store: what it kept from
+ * the last process goes (it is this one's now, under other numbers),
+ * and everything is kept anew, the state first.
+ */
+static void store_begin(struct super *s)
+{
+	struct super_mount *m;
+	unsigned int i;
+
+	store_open();
+	if (!store.len)
+		return;
+	for (i = 0; i < store.nold; i++) {
+		char text[64];
+
+		snprintf(text, sizeof(text), "FDSTOREREMOVE=1\nFDNAME=fd%d",
+			 store.old_fd[i]);
+		store_send(text, -1);
+	}
+	store_send("FDSTOREREMOVE=1\nFDNAME=state", -1);
+	s->store_fd = memfd_create("timingfs-state", MFD_CLOEXEC);
+	if (s->store_fd < 0)
+		return;
+	store_state(s);
+	if (store_send("FDSTORE=1\nFDNAME=state", s->store_fd) < 0) {
+		store.len = 0; /* no store: nothing more to tell */
+		return;
+	}
+	store_fd(s->control_fd, true);
+	store_fd(s->slots_fd, true);
+	store_fd(s->views_fd, true);
+	for (m = s->mounts; m; m = m->next)
+		store_mount(m, true);
+}
+
+bool super_leaving(const struct super *s)
+{
+	return s->leaving;
 }
 
 /* ---- the supervisor --------------------------------------------- */
@@ -551,6 +767,8 @@ static void took_attach(struct super *s, struct control_msg *msg, uint64_t key)
 	msg->nfds = 0;
 	m->next = s->mounts;
 	s->mounts = m;
+	store_mount(m, true);
+	store_state(s);
 }
 
 static void upgrade(struct super *s, int sock);
@@ -589,9 +807,12 @@ static void take_message(struct super *s, struct control_msg *msg)
 		free(m->init_req);
 		if (unhex(msg->field[2], &m->init_req, &m->init_len) < 0)
 			log_msg(LOG_ERR, "a bad INIT from the server");
+		store_state(s);
 	} else if (!strcmp(msg->field[0], "gone")) {
 		unlink_mount(s, m);
+		store_mount(m, false);
 		mount_free(m);
+		store_state(s);
 	}
 }
 
@@ -692,6 +913,13 @@ static bool server_ended(struct super *s, int wstatus, int *status)
 	}
 	if (s->server_ending) {
 		*status = s->server_status;
+		return true;
+	}
+	if (s->leaving) {
+		log_msg(LOG_NOTICE,
+			"the service restarts: every mount stays in its "
+			"descriptor store");
+		*status = 0;
 		return true;
 	}
 	if (s->stopping) {
@@ -848,6 +1076,12 @@ static void take_signals(struct super *s)
 				kill(s->server, SIGHUP);
 		} else if (si.ssi_signo == SIGUSR2 && !s->stopping) {
 			upgrade(s, -1);
+		} else if (si.ssi_signo == SIGUSR1 && store.len &&
+			   !s->stopping) {
+			/* The service restarts: all stays in the store. */
+			s->stopping = s->leaving = true;
+			if (s->server)
+				kill(s->server, SIGKILL);
 		}
 	}
 }
@@ -894,12 +1128,14 @@ bool super_run(struct super *s, int *status)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGUSR1);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
 	    (s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		log_msg(LOG_ERR, "cannot take signals: %s", strerror(errno));
 		*status = EXIT_SERVE;
 		return true;
 	}
+	store_begin(s);
 	ret = begin(s);
 	for (;;) {
 		if (ret == 0)

@@ -100,6 +100,21 @@ int super_new(int fuse_fd, int keep_fd, unsigned int workers, int control_fd,
 int super_load(int fd, char **argv, struct super **out, char *err,
 	       size_t errlen);
 
+/*
+ * super_store_state - the state systemd's descriptor store handed to
+ * this process (LISTEN_FDS, its descriptor named "state"), or -1: a
+ * restart of the service, to pass to super_load(). The LISTEN_
+ * variables are consumed.
+ */
+int super_store_state(void);
+
+/*
+ * super_leaving - whether the supervisor ended for a restart of the
+ * service (SIGUSR1 under a service manager that keeps its descriptors):
+ * nothing is unmounted, and the control socket stays.
+ */
+bool super_leaving(const struct super *s);
+
 /* super_own_fd, _control_fd, _mountpoint - of the state. */
 int super_own_fd(const struct super *s);
 int super_control_fd(const struct super *s);
