@@ -883,6 +883,7 @@ static int start_server(struct super *s)
 	memmove(s->started_ms, s->started_ms + 1,
 		sizeof(s->started_ms) - sizeof(s->started_ms[0]));
 	s->started_ms[SUPER_RESTARTS_FAST - 1] = now_ms();
+	store_state(s); /* its count */
 	if (s->mode == MODE_UPGRADE) { /* an upgrade's: it is over */
 		char text[128];
 
