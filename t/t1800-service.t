@@ -223,7 +223,7 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 	./usr/share/man/man8/timingfs.8
 	EOF
 	test_cmp expect installed &&
-	grep -x "ExecStart=/usr/bin/timingfs -f -o allow_other /run/timingfs" \
+	grep -x "ExecStart=/usr/bin/timingfs -f -o allow_other,no_auto_unmount,unmount_stale /run/timingfs" \
 		dest/usr/lib/systemd/system/timingfs.service &&
 	test -x dest/usr/bin/timingtop
 '
