@@ -569,12 +569,16 @@ static int supervise(struct daemon *d)
 	int status;
 
 	if (super_run(d->super, &status)) {
-		/* The supervisor, at its end: the server unmounted all;
-		 * or, for a restart of the service, all stays as it is. */
-		if (!super_leaving(d->super)) {
-			close_control(d);
-			fuse_session_unmount(p->se);
-		}
+		/*
+		 * The supervisor, at its end: the server unmounted all; or,
+		 * for a restart of the service, everything stays as it is,
+		 * the store holding it: the session is not unmounted, nor
+		 * torn down (libfuse would unmount it then).
+		 */
+		if (super_leaving(d->super))
+			_exit(status);
+		close_control(d);
+		fuse_session_unmount(p->se);
 		super_free(d->super);
 		close(d->sigfd);
 		return status;
