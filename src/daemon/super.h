@@ -35,9 +35,17 @@
  *     old server and starts its own;
  *   - the supervisor dead: the server, which keeps a copy of the
  *     registry, starts a new supervisor (its child), which watches it
- *     through a pidfd and replaces it as after a crash.
+ *     through a pidfd and replaces it as after a crash;
+ *   - under a service manager with a descriptor store ($NOTIFY_SOCKET,
+ *     systemd's FileDescriptorStoreMax=), every descriptor is kept
+ *     there (FDSTORE=1, named fdN) with the state in a memfd named
+ *     "state", rewritten at every change; SIGUSR1 (the unit's
+ *     RestartKillSignal=) kills the server and ends the supervisor
+ *     with nothing unmounted, and the next start, given the store in
+ *     LISTEN_FDS, takes every mount over (super_store_state()).
  *
- * SIGTERM, SIGINT and SIGHUP to the supervisor go to the server.
+ * SIGTERM, SIGINT and SIGHUP to the supervisor go to the server;
+ * SIGUSR2 upgrades; SIGUSR1 ends it for a restart of the service.
  *
  * The registry's changes come from the server over a socket pair, one
  * message each (control.h's framing): "init KEY HEX", "attach KEY
