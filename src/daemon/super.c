@@ -78,6 +78,8 @@ struct super {
 	pid_t server; /* the supervisor's: 0 while none runs */
 	int server_fd; /* a pidfd of a server that is not a child; -1 */
 	bool server_ending; /* it said it ends: its exit is no crash */
+	unsigned int zombie_looks; /* its main thread seen a zombie */
+	pid_t dying; /* a server given up while a thread of it was stuck */
 	int server_status;
 	int reply_fd; /* a timingfsctl upgrade waiting for the outcome */
 	int sigfd; /* the supervisor's */
@@ -880,6 +882,7 @@ static int start_server(struct super *s)
 	s->chan = sv[0];
 	s->server = pid;
 	s->server_ending = false;
+	s->zombie_looks = 0;
 	memmove(s->started_ms, s->started_ms + 1,
 		sizeof(s->started_ms) - sizeof(s->started_ms[0]));
 	s->started_ms[SUPER_RESTARTS_FAST - 1] = now_ms();
@@ -1088,6 +1091,58 @@ static void take_signals(struct super *s)
 }
 
 /*
+ * Whether the server is dying with a thread stuck in the kernel: its
+ * main thread is a zombie, at two looks in a row, and it did not say it
+ * ends. A thread of a server killed while it wrote a notification that
+ * waits for a directory's lock (an entry to invalidate) waits for the
+ * lookup holding that lock, which only a live server answers: so the
+ * process never ends, and no SIGCHLD comes, until a successor answers
+ * it. That thread never returns to the process's memory.
+ */
+static bool dying(struct super *s)
+{
+	char path[64], buf[256], *state;
+	ssize_t n;
+	int fd;
+
+	if (s->stopping || s->server_ending) {
+		s->zombie_looks = 0;
+		return false;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)s->server);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	state = strrchr(buf, ')');
+	if (n > 0 && state && state[1] == ' ' && state[2] == 'Z')
+		s->zombie_looks++;
+	else
+		s->zombie_looks = 0;
+	return s->zombie_looks >= 2;
+}
+
+/*
+ * A server given up as dying (dying()) has ended at last: what its
+ * stuck thread took meanwhile is sent again to the server now, on a
+ * kernel that can (the successor asked for the rest already; what it
+ * has read and not answered yet comes again too, and is answered
+ * twice, harmlessly).
+ */
+static void resend_late(struct super *s)
+{
+	struct super_mount *m, *own = find(s, SUPER_KEY_OWN);
+
+	s->dying = 0;
+	if (!own || !own->init_req || getenv("TIMINGFS_TEST_NO_RESEND") ||
+	    !serve_init_has_resend(own->init_req, own->init_len))
+		return;
+	for (m = s->mounts; m; m = m->next)
+		serve_resend(m->fuse_fd);
+}
+
+/*
  * How this supervisor begins: a fresh one starts its server; one
  * exec'd for an upgrade kills the old server first (its child still),
  * whose requests the new one answers; one a server started watches it.
@@ -1150,13 +1205,22 @@ bool super_run(struct super *s, int *status)
 		p[0] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = s->chan, .events = POLLIN };
 		p[2] = (struct pollfd){ .fd = s->server_fd, .events = POLLIN };
-		if (poll(p, 3, -1) < 0 && errno != EINTR) {
+		if (poll(p, 3, s->server ? SUPER_LOOK_MS : -1) < 0 &&
+		    errno != EINTR) {
 			*status = EXIT_SERVE;
 			return true;
 		}
 		if (p[1].revents)
 			take_messages(s);
 		take_signals(s);
+		if (s->server && dying(s)) {
+			/* Its last thread is stuck: the successor frees it. */
+			s->dying = s->server;
+			if (server_ended(s, -1, status))
+				return true;
+			ret = restart(s);
+			continue;
+		}
 		if (s->server_fd >= 0 && p[2].revents) {
 			/* Not a child: a server that started this one. */
 			if (server_ended(s, -1, status))
@@ -1165,6 +1229,8 @@ bool super_run(struct super *s, int *status)
 			continue;
 		}
 		while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+			if (pid == s->dying)
+				resend_late(s);
 			if (pid != s->server || s->server_fd >= 0)
 				continue;
 			if (server_ended(s, wstatus, status))

@@ -68,6 +68,13 @@
 
 #define SUPER_RESTARTS_FAST 5
 
+/*
+ * How often the supervisor looks at its server's main thread: a server
+ * killed while a thread of it waits in the kernel for an answer only a
+ * server gives is replaced once it is seen a zombie twice (super.c).
+ */
+#define SUPER_LOOK_MS 50
+
 /* The environment that hands a supervisor's state to an exec'd one. */
 #define SUPER_STATE_ENV "TIMINGFS_STATE"
 /* Set for a binary's trial run before an upgrade. */
