@@ -1280,8 +1280,6 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	hold(fs, text_held(text), false);
-	/* The keep serves it from now on: in one place only. */
-	rbuf_free(text);
 	if (fuse_reply_open(req, fi) != 0) {
 		/* The opener was interrupted: no release will come. */
 		unhold(fs, text_held(text));
