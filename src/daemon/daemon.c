@@ -426,7 +426,8 @@ static void answer_pending(struct daemon *d, const struct super_mount *own)
 	}
 	if (answered)
 		log_msg(LOG_NOTICE,
-			"answered %u requests the last server had read", answered);
+			"answered %u requests the last server had read",
+			answered);
 }
 
 /* Wait for what changes the mounts, until the daemon is to end. */
@@ -502,7 +503,8 @@ static int run(struct daemon *d)
 	tree_set_server(getpid(), super_starts(d->super));
 	start_exited(d);
 	fs_set_view_record(d->p->fs, super_view_record(d->super));
-	ret = own ? fs_set_keep(d->p->fs, own->keep_fd, super_starts(d->super)) :
+	ret = own ? fs_set_keep(d->p->fs, own->keep_fd,
+				super_starts(d->super)) :
 		    -ENOENT;
 	if (ret == 0)
 		ret = serve_new(d->p->max_workers, &d->serve);
@@ -655,10 +657,10 @@ int daemon_run(struct daemon_parts *p)
 		log_to_syslog();
 	keep_fd = fs_keep_create(((size_t)p->cfg->total_snapshots_mib + 16)
 				 << 20);
-	ret = keep_fd < 0 ? keep_fd :
-			    super_new(fuse_session_fd(p->se), keep_fd,
-				      p->max_workers, d.control_fd,
-				      p->mountpoint, p->argv, &d.super);
+	ret = keep_fd < 0 ?
+		      keep_fd :
+		      super_new(fuse_session_fd(p->se), keep_fd, p->max_workers,
+				d.control_fd, p->mountpoint, p->argv, &d.super);
 	if (ret < 0) {
 		log_msg(LOG_ERR, "cannot start the supervisor: %s",
 			strerror(-ret));

@@ -155,8 +155,8 @@ static int map_regions(struct super *s)
 				      s->slot_bytes * s->nslots, &s->slots_fd);
 	else
 		s->slots = mmap(NULL, s->slot_bytes * s->nslots,
-				PROT_READ | PROT_WRITE, MAP_SHARED,
-				s->slots_fd, 0);
+				PROT_READ | PROT_WRITE, MAP_SHARED, s->slots_fd,
+				0);
 	if (s->slots == MAP_FAILED || !s->slots) {
 		s->slots = NULL;
 		return -ENOMEM;
@@ -167,8 +167,8 @@ static int map_regions(struct super *s)
 				      &s->views_fd);
 	else
 		s->views = mmap(NULL, VIEW_SLOTS * sizeof(*s->views),
-				PROT_READ | PROT_WRITE, MAP_SHARED,
-				s->views_fd, 0);
+				PROT_READ | PROT_WRITE, MAP_SHARED, s->views_fd,
+				0);
 	if (s->views == MAP_FAILED || !s->views) {
 		s->views = NULL;
 		return -ENOMEM;
@@ -442,8 +442,7 @@ static int load_mount(struct super *s, const char *line)
 
 	if (!m)
 		return -ENOMEM;
-	if (sscanf(line,
-		   "mount %" SCNu64 " %d %d %d %d %d %599s %8195s %599s",
+	if (sscanf(line, "mount %" SCNu64 " %d %d %d %d %d %599s %8195s %599s",
 		   &m->key, &m->fuse_fd, &m->keep_fd, &m->pidns_fd,
 		   &m->mntns_fd, &m->mnt_fd, init, target, opts) != 9)
 		goto fail;
@@ -927,8 +926,7 @@ static bool server_ended(struct super *s, int wstatus, int *status)
 		return true;
 	}
 	if (s->stopping) {
-		log_msg(LOG_ERR, "the server %d died while stopping",
-			(int)pid);
+		log_msg(LOG_ERR, "the server %d died while stopping", (int)pid);
 		*status = EXIT_SERVE;
 		return true;
 	}
@@ -939,9 +937,8 @@ static bool server_ended(struct super *s, int wstatus, int *status)
 			(int)pid, WTERMSIG(wstatus),
 			strsignal(WTERMSIG(wstatus)), s->starts + 1);
 	else
-		log_msg(LOG_WARNING,
-			"the server %d died: starting server %u", (int)pid,
-			s->starts + 1);
+		log_msg(LOG_WARNING, "the server %d died: starting server %u",
+			(int)pid, s->starts + 1);
 	return false;
 }
 
@@ -1285,8 +1282,7 @@ static int tell(struct super *s, const char *const *field, unsigned int n,
 	return chan < 0 ? -EPIPE : control_send(chan, field, n, fd, nfds);
 }
 
-int super_tell_init(struct super *s, uint64_t key, const void *req,
-		    size_t len)
+int super_tell_init(struct super *s, uint64_t key, const void *req, size_t len)
 {
 	char k[24], *hex = hex_of(req, len);
 	const char *field[3] = { "init", k, hex };

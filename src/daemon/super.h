@@ -180,8 +180,7 @@ int super_fd(const struct super *s);
  * server's end with @status; the server's own copy of the registry
  * follows. From any thread. 0 or -errno (the supervisor is gone).
  */
-int super_tell_init(struct super *s, uint64_t key, const void *req,
-		    size_t len);
+int super_tell_init(struct super *s, uint64_t key, const void *req, size_t len);
 int super_tell_attach(struct super *s, const struct super_mount *m);
 int super_tell_gone(struct super *s, uint64_t key);
 int super_tell_end(struct super *s, int status);

@@ -804,8 +804,8 @@ static int keep_listing(struct fs *fs, struct fs_listing *l, uint64_t *fh)
 }
 
 /* A listing's parts, as keep_listing() laid them out. */
-static int listing_parse(const char *data, size_t bytes,
-			 const uint64_t **start, size_t *count)
+static int listing_parse(const char *data, size_t bytes, const uint64_t **start,
+			 size_t *count)
 {
 	uint64_t n;
 
@@ -822,8 +822,7 @@ static int listing_parse(const char *data, size_t bytes,
 }
 
 /* What a dead server had open: the inodes stay as they are. */
-static void adopt_open(void *arg, uint64_t handle, uint64_t ino,
-		       uint64_t node)
+static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 {
 	struct fs *fs = arg;
 	size_t len = 0;

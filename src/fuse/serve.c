@@ -383,9 +383,12 @@ static void *worker_main(void *arg)
 			current.s = s;
 			current.given_up = false;
 			request_begin(sv, s, id);
-			if (sv->on_init && buf.size >= sizeof(struct fuse_in_header) &&
-			    ((struct fuse_in_header *)buf.mem)->opcode == FUSE_INIT)
-				sv->on_init(sv->init_arg, s->key, buf.mem, buf.size);
+			if (sv->on_init &&
+			    buf.size >= sizeof(struct fuse_in_header) &&
+			    ((struct fuse_in_header *)buf.mem)->opcode ==
+				    FUSE_INIT)
+				sv->on_init(sv->init_arg, s->key, buf.mem,
+					    buf.size);
 			fuse_session_process_buf(se, &buf);
 			if (slot)
 				STORE(&slot->len, 0); /* answered */
@@ -628,7 +631,8 @@ int serve_replay(struct fuse_session *se, const void *req, size_t len,
 	struct fuse_buf buf = { .size = len };
 	struct fuse_in_header *in;
 
-	if (len < sizeof(*in) || len != ((const struct fuse_in_header *)req)->len)
+	if (len < sizeof(*in) ||
+	    len != ((const struct fuse_in_header *)req)->len)
 		return -EINVAL;
 	buf.mem = malloc(len);
 	if (!buf.mem)
@@ -650,7 +654,8 @@ int serve_replay(struct fuse_session *se, const void *req, size_t len,
 bool serve_init_has_resend(const void *req, size_t len)
 {
 	const struct fuse_init_in *init =
-		(const void *)((const char *)req + sizeof(struct fuse_in_header));
+		(const void *)((const char *)req +
+			       sizeof(struct fuse_in_header));
 
 	if (len < sizeof(struct fuse_in_header) + sizeof(*init))
 		return false;
