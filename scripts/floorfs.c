@@ -3,8 +3,8 @@
  * that does nothing but what any FUSE file of timingfs's kind must do.
  *
  * It has timingfs's shape and manners and none of its work: the same
- * paths at the same depths (proc/1/threads/1/cycles and
- * groups/0/cpu0/idle_cycles), the same low-level API, mount options,
+ * paths at the same depths (proc/1/threads/1/cycles, its kernel_time,
+ * and groups/0/cpu0/idle_cycles), the same low-level API, mount options,
  * timeouts and worker threads, files of size 0 opened with direct_io,
  * no flush, and a fresh number at every open. What timingfs costs
  * above it is what timingfs itself does.
@@ -41,6 +41,7 @@ static const struct node nodes[] = {
 	[8] = { 7, "0", S_IFDIR | 0555 },
 	[9] = { 8, "cpu0", S_IFDIR | 0555 },
 	[10] = { 9, "idle_cycles", S_IFREG | 0444 },
+	[11] = { 5, "kernel_time", S_IFREG | 0444 },
 };
 
 #define NODES (sizeof(nodes) / sizeof(nodes[0]))
