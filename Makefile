@@ -12,7 +12,8 @@
 #   make fuzz     each libFuzzer target in t/fuzz for FUZZ_TIME=60 s
 #                 (clang, FUZZ_CC, installed when missing); fuzz-merge
 #                 adds what they found to the committed corpus
-#   make bench    read cost against a do-nothing libfuse3 filesystem
+#   make bench    read cost against a do-nothing libfuse3 filesystem and
+#                 against the daemon before the supervisor (BENCH_BEFORE)
 #   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc: the daemon,
 #                 its scripts, man page, systemd unit and configuration
 #   make uninstall  all of that but the configuration
