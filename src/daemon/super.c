@@ -1140,14 +1140,40 @@ static void resend_late(struct super *s)
 }
 
 /*
+ * The server, sent SIGKILL, is no more: reaped, or dying with a thread
+ * stuck in the kernel (dying()), which only its successor frees; that
+ * one is reaped later, in super_run(), which then sends again what the
+ * stuck thread took (resend_late()). Never a wait for the process to
+ * end: it may never end without a successor.
+ */
+static void wait_killed(struct super *s)
+{
+	int wstatus;
+	pid_t pid;
+
+	s->zombie_looks = 0;
+	for (;;) {
+		pid = waitpid(s->server, &wstatus, WNOHANG);
+		if (pid == s->server || (pid < 0 && errno != EINTR))
+			break;
+		if (pid == 0 && dying(s)) {
+			s->dying = s->server;
+			break;
+		}
+		poll(NULL, 0, SUPER_KILLED_LOOK_MS);
+	}
+	s->server = 0;
+}
+
+/*
  * How this supervisor begins: a fresh one starts its server; one
  * exec'd for an upgrade kills the old server first (its child still),
- * whose requests the new one answers; one a server started watches it.
+ * whose requests the new one answers, and starts the new one as soon as
+ * the old one is no more (wait_killed()); one a server started watches
+ * it.
  */
 static int begin(struct super *s)
 {
-	int wstatus;
-
 	if (s->mode == MODE_ADOPT) {
 		s->server_fd = (int)syscall(SYS_pidfd_open, s->server, 0);
 		if (s->server_fd >= 0) {
@@ -1161,9 +1187,7 @@ static int begin(struct super *s)
 	}
 	if (s->mode == MODE_UPGRADE && s->server > 0) {
 		kill(s->server, SIGKILL);
-		while (waitpid(s->server, &wstatus, 0) < 0 && errno == EINTR)
-			;
-		s->server = 0;
+		wait_killed(s);
 	}
 	return start_server(s);
 }

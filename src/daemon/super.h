@@ -74,6 +74,11 @@
  * server gives is replaced once it is seen a zombie twice (super.c).
  */
 #define SUPER_LOOK_MS 50
+/*
+ * How often an upgraded supervisor looks at the old server it killed
+ * until it is reaped or seen a zombie twice: its successor starts then.
+ */
+#define SUPER_KILLED_LOOK_MS 10
 
 /* The environment that hands a supervisor's state to an exec'd one. */
 #define SUPER_STATE_ENV "TIMINGFS_STATE"
