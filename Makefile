@@ -87,7 +87,8 @@ REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 # with the daemon.
 SCRIPTS = scripts/timingtop scripts/timingfs-exporter scripts/timingfs-oci-hook
 
-all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS)
+all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS) \
+	t/bin/timingfs-next
 
 # The man page (mdoc, src/daemon/timingfs.8) with the version filled in.
 timingfs.8: src/daemon/timingfs.8 Makefile
@@ -119,6 +120,19 @@ check-layers:
 t/bin/unit-%: t/unit-%.c t/tap.h $(LIB)
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -It -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+# The daemon built anew, as version $(VERSION)+next: what t2201 upgrades
+# a running daemon to. The two files that name the version are compiled
+# again; the linker takes the rest from the archive.
+NEXT_DEFS = -UTIMINGFS_VERSION -DTIMINGFS_VERSION='"$(VERSION)+next"'
+t/bin/timingfs-next: src/daemon/main.c src/tree/nodes.c $(LIB)
+	@mkdir -p t/bin/next
+	$(CC) $(DEFS) $(NEXT_DEFS) $(INC_daemon) $(CFLAGS) -c \
+		-o t/bin/next/main.o src/daemon/main.c
+	$(CC) $(DEFS) $(NEXT_DEFS) $(INC_tree) $(CFLAGS) -c \
+		-o t/bin/next/nodes.o src/tree/nodes.c
+	$(CC) $(CFLAGS) -o $@ t/bin/next/main.o t/bin/next/nodes.o $(LIB) \
+		$(LDFLAGS) $(LDLIBS)
 
 t/bin/helper-%: t/helper-%.c
 	@mkdir -p t/bin

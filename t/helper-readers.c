@@ -27,6 +27,13 @@
  *                                  of process PID; prints "reads N bad M",
  *                                  and the first bad copy's fault
  *
+ * With HELPER_READERS_ANSWERS=FILE in the environment, every system call
+ * on PATH (its open, each read, sendfile or splice from it, its close)
+ * adds a line "T0 T1" to FILE: the wall-clock times (seconds, to the
+ * microsecond) at which it was made and at which it returned, so that a
+ * test sees how long each answer of the filesystem took, not only a
+ * whole copy.
+ *
  * Exit status: 0; 1 when a call fails (its errno name on stderr) or a
  * table is bad; 2 for bad usage.
  */
@@ -45,6 +52,27 @@
 
 #define CHUNK (1 << 20)
 #define HEADER "pid tid cycles kernel_time user_time creation_time exit_time\n"
+
+/* HELPER_READERS_ANSWERS's file, or NULL. */
+static FILE *answers;
+
+static void now(struct timespec *t)
+{
+	clock_gettime(CLOCK_REALTIME, t);
+}
+
+/* A system call on PATH made at @t0 has returned. */
+static void answered(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	if (!answers)
+		return;
+	now(&t1);
+	fprintf(answers, "%lld.%06ld %lld.%06ld\n", (long long)t0->tv_sec,
+		t0->tv_nsec / 1000, (long long)t1.tv_sec, t1.tv_nsec / 1000);
+	fflush(answers);
+}
 
 static int fail(const char *what)
 {
@@ -66,11 +94,15 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Read @fd to its end into @out (malloc'd, *@len bytes). */
-static int slurp_read(int fd, char **out, size_t *len)
+/*
+ * Read @fd to its end into @out (malloc'd, *@len bytes); with @timed,
+ * each read is an answer of PATH's.
+ */
+static int slurp_read(int fd, bool timed, char **out, size_t *len)
 {
 	size_t cap = 65536, n = 0;
 	char *buf = malloc(cap), *more;
+	struct timespec t0;
 	ssize_t r;
 
 	if (!buf)
@@ -82,7 +114,10 @@ static int slurp_read(int fd, char **out, size_t *len)
 				break;
 			buf = more;
 		}
+		now(&t0);
 		r = read(fd, buf + n, cap - n);
+		if (timed)
+			answered(&t0);
 		if (r <= 0) {
 			if (r == 0) {
 				*out = buf;
@@ -101,14 +136,18 @@ static int slurp_read(int fd, char **out, size_t *len)
 static int slurp_sendfile(int fd, char **out, size_t *len)
 {
 	int mem = memfd_create("copy", 0), ret = -1;
+	struct timespec t0;
 	ssize_t n;
 
 	if (mem < 0)
 		return -1;
-	while ((n = sendfile(mem, fd, NULL, CHUNK)) > 0)
-		;
+	do {
+		now(&t0);
+		n = sendfile(mem, fd, NULL, CHUNK);
+		answered(&t0);
+	} while (n > 0);
 	if (n == 0 && lseek(mem, 0, SEEK_SET) == 0)
-		ret = slurp_read(mem, out, len);
+		ret = slurp_read(mem, false, out, len);
 	close(mem);
 	return ret;
 }
@@ -119,13 +158,19 @@ static int slurp_splice(int fd, char **out, size_t *len)
 	size_t cap = 65536, n = 0;
 	char *buf = malloc(cap), *more;
 	int p[2], ret = -1;
+	struct timespec t0;
 	ssize_t s, r;
 
 	if (!buf || pipe(p) < 0) {
 		free(buf);
 		return -1;
 	}
-	while ((s = splice(fd, NULL, p[1], NULL, CHUNK, 0)) > 0) {
+	for (;;) {
+		now(&t0);
+		s = splice(fd, NULL, p[1], NULL, CHUNK, 0);
+		answered(&t0);
+		if (s <= 0)
+			break;
 		while (s > 0) {
 			if (n == cap) {
 				more = realloc(buf, cap *= 2);
@@ -153,30 +198,56 @@ out:
 	return ret;
 }
 
+/* open(2) of PATH, an answer. */
+static int open_path(const char *path)
+{
+	struct timespec t0;
+	int fd;
+
+	now(&t0);
+	fd = open(path, O_RDONLY);
+	answered(&t0);
+	return fd;
+}
+
+/* close(2) of PATH, an answer (FLUSH and RELEASE). */
+static void close_path(int fd)
+{
+	struct timespec t0;
+
+	now(&t0);
+	close(fd);
+	answered(&t0);
+}
+
 static int slurp(const char *way, const char *path, char **out, size_t *len)
 {
-	int fd = open(path, O_RDONLY), ret = -1;
+	int fd = open_path(path), ret = -1;
 
 	if (fd < 0)
 		return -1;
 	if (!strcmp(way, "read"))
-		ret = slurp_read(fd, out, len);
+		ret = slurp_read(fd, true, out, len);
 	else if (!strcmp(way, "sendfile"))
 		ret = slurp_sendfile(fd, out, len);
 	else if (!strcmp(way, "splice"))
 		ret = slurp_splice(fd, out, len);
 	else
 		errno = EINVAL;
-	close(fd);
+	close_path(fd);
 	return ret;
 }
 
 static int do_sendfile(int fd)
 {
+	struct timespec t0;
 	ssize_t n;
 
-	while ((n = sendfile(1, fd, NULL, CHUNK)) > 0)
-		;
+	do {
+		now(&t0);
+		n = sendfile(1, fd, NULL, CHUNK);
+		answered(&t0);
+	} while (n > 0);
 	return n < 0 ? fail("sendfile") : 0;
 }
 
@@ -213,7 +284,7 @@ static int do_copy(int fd, const char *dest)
 		first = false;
 	if (n < 0 && first && refusal(errno)) {
 		fprintf(stderr, "refused %s\n", strerrorname_np(errno));
-		if (slurp_read(fd, &buf, &len) < 0)
+		if (slurp_read(fd, true, &buf, &len) < 0)
 			return fail("read");
 		if (write_all(out, buf, len) < 0)
 			return fail("write");
@@ -336,8 +407,11 @@ int main(int argc, char **argv)
 	const char *op = argc > 2 ? argv[1] : "";
 	char *buf;
 	size_t len;
+	const char *log = getenv("HELPER_READERS_ANSWERS");
 	int fd, ret;
 
+	if (log && *log && !(answers = fopen(log, "a")))
+		return fail(log);
 	if (!strcmp(op, "tables") && argc == 7)
 		return do_tables(argv[2], atof(argv[3]), argv[4], atol(argv[5]),
 				 atol(argv[6]));
@@ -348,7 +422,7 @@ int main(int argc, char **argv)
 		free(buf);
 		return ret;
 	}
-	fd = argc > 2 ? open(argv[2], O_RDONLY) : -1;
+	fd = argc > 2 ? open_path(argv[2]) : -1;
 	if (fd < 0 && argc > 2)
 		return fail("open");
 	if (!strcmp(op, "sendfile") && argc == 3)

@@ -85,6 +85,7 @@
 #   require_runc            skip_all, saying why, unless runc runs a
 #                           container here (and python3 and a static
 #                           busybox are there to make its bundle)
+#   runc_why                nothing if so, else why not
 #   runc_bundle [--no-hook] [--hook-arg ARG]... DIR [CMD...]
 #                           a bundle in DIR: rootfs/ of busybox and its
 #                           applets, config.json from runc spec running
@@ -962,24 +963,39 @@ runc_() {
 	runc --root "$RUNC_ROOT" "$@"
 }
 
-# require_runc: skip_all with the reason unless a container runs here:
-# runc, python3 and a static busybox are there, and a bundle without
-# the hook runs "true" (runc needs cgroups it can use).
+# require_runc: skip_all with the reason unless a container runs here
+# (runc_why).
 require_runc() {
+	local why
+	why=$(runc_why) || exit 1
+	[ -z "$why" ] || skip_all "$why"
+}
+
+# runc_why: nothing when a container runs here: runc, python3 and a
+# static busybox are there, and a bundle without the hook runs "true"
+# (runc needs cgroups it can use); else why not, in a line. 1 when the
+# probe's bundle cannot be made.
+runc_why() {
 	local out
-	command -v runc >/dev/null 2>&1 ||
-		skip_all "no runc (scripts/install-deps installs it)"
-	command -v python3 >/dev/null 2>&1 || skip_all "no python3"
-	command -v busybox >/dev/null 2>&1 ||
-		skip_all "no busybox (busybox-static)"
+	command -v runc >/dev/null 2>&1 || {
+		echo "no runc (scripts/install-deps installs it)"
+		return 0
+	}
+	command -v python3 >/dev/null 2>&1 || { echo "no python3"; return 0; }
+	command -v busybox >/dev/null 2>&1 || {
+		echo "no busybox (busybox-static)"
+		return 0
+	}
 	# A dynamic busybox would find no C library in the rootfs.
-	LC_ALL=C ldd "$(command -v busybox)" 2>&1 | grep -q 'not a dynamic' ||
-		skip_all "busybox is not static (busybox-static)"
-	runc_bundle --no-hook "$TRASH/runc-probe" true || exit 1
+	LC_ALL=C ldd "$(command -v busybox)" 2>&1 | grep -q 'not a dynamic' || {
+		echo "busybox is not static (busybox-static)"
+		return 0
+	}
+	runc_bundle --no-hook "$TRASH/runc-probe" true >&2 || return 1
 	out=$(runc_ run --bundle "$TRASH/runc-probe" "tfs-$$-probe" \
 		</dev/null 2>&1) || {
 		runc_ delete -f "tfs-$$-probe" >/dev/null 2>&1
-		skip_all "runc cannot run a container here: $(printf '%s' "$out" |
+		echo "runc cannot run a container here: $(printf '%s' "$out" |
 			tail -n 1)"
 	}
 	rm -rf "$TRASH/runc-probe"

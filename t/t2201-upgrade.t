@@ -1,0 +1,143 @@
+#!/bin/bash
+# Upgrades that nobody sees: timingfsctl upgrade, again and again under
+# readers, each time to a binary built anew (t/bin/timingfs-next, the
+# daemon as version VERSION+next) or back, installed where the daemon
+# was started from as a package would install it (a rename over the
+# running file); a binary that exits 1 at its start is refused.
+#
+# The readers (t/lib-restart.sh): value files and big tables, on the
+# host's mount, in four containers attached to the daemon and in a runc
+# container started with the OCI hook, by cat, dd, busybox, the shell's
+# read, read(2), sendfile and splice.
+# Meanwhile 10 upgrades, 0.05-0.5 s apart (random), each once the last
+# one's server serves: each makes timingfsctl upgrade exit 0, and the
+# mount's info then says the version just installed, a new server_pid
+# and one more server_starts. Then no reader logged an error or a bad
+# copy, every reader's next answer after each upgrade came within 3 s
+# (a tool's copy of a big table within 30 s, its system calls unseen),
+# and the supervisor kept its pid throughout. Then a binary that exits
+# 1 at its start: timingfsctl upgrade exits 1 and says why in one line,
+# the server serves on (the same pid, the same version), and SIGUSR2
+# after the good binary is back upgrades as timingfsctl does.
+test_description='timingfsctl upgrade ten times under readers of values
+and big tables, on the host and in containers (four attached, one
+runc), to a binary built anew and back: no reader sees an error or a
+torn content or waits over 3 s; a binary that exits 1 is refused in
+one line and the old server serves on; SIGUSR2 upgrades too.'
+TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+test_have_prereq ROOT || skip_all "not root: cannot make a container"
+test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare)"
+
+. "$TEST_DIRECTORY/lib-restart.sh"
+
+UPGRADES=10
+# The daemon runs from here; each upgrade installs another build here.
+DAEMON=$TRASH/sbin/timingfs
+VERSION_NOW=$("$TIMINGFS" --version | sed -n "s/^timingfs version //p")
+VERSION_NEXT=$("$BIN/timingfs-next" --version |
+	sed -n "s/^timingfs version //p")
+
+trap 'cleanup_restart' EXIT
+
+# install_daemon FILE: FILE installed at DAEMON as a package manager
+# installs a binary: copied beside it, then renamed over it (the
+# running file cannot be written).
+install_daemon() {
+	cp "$1" "$DAEMON.new" && mv -f "$DAEMON.new" "$DAEMON"
+}
+
+# upgrade_servers MNT SUP N LOG: N times, after a random 0.05-0.5 s,
+# the other build installed and timingfsctl upgrade (which must exit
+# 0), each time once the last upgrade's server serves, with the version
+# just installed; a line "TIME PID" for each upgrade in the file LOG
+# (restarts_under_readers).
+upgrade_servers() {
+	local mnt=$1 sup=$2 n=$3 log=$4 k want=$VERSION_NOW
+	for k in $(seq 1 "$n"); do
+		sleep "$(printf 0.%03d $((50 + RANDOM % 451)))" &&
+		wait_successor "$mnt" "$sup" "$k" &&
+		grep -x "version $want" "$TRASH/info.out" >/dev/null || {
+			echo "upgrade $((k - 1)): info says" \
+				"$(grep "^version" "$TRASH/info.out"), not $want"
+			return 1
+		}
+		if [ "$want" = "$VERSION_NOW" ]; then
+			install_daemon "$BIN/timingfs-next" && want=$VERSION_NEXT
+		else
+			install_daemon "$TIMINGFS" && want=$VERSION_NOW
+		fi &&
+		echo "$EPOCHREALTIME $spid" >>"$log" &&
+		"$TIMINGFSCTL" upgrade >"$TRASH/upgrade.out" 2>&1 || {
+			echo "upgrade $k: timingfsctl upgrade failed:"
+			cat "$TRASH/upgrade.out"
+			return 1
+		}
+	done &&
+	wait_successor "$mnt" "$sup" $((n + 1)) &&
+	grep -x "version $want" "$TRASH/info.out"
+}
+
+test_expect_success 'setup: a container, a process of 3,000 threads' '
+	restart_setup &&
+	test -n "$VERSION_NOW" && test -n "$VERSION_NEXT" &&
+	test "$VERSION_NOW" != "$VERSION_NEXT" &&
+	mkdir -p "$TRASH/sbin" &&
+	install_daemon "$TIMINGFS"
+'
+
+test_expect_success 'a daemon started from the installed binary, attached to four containers' '
+	TIMINGFS=$DAEMON start_timingfs -c "$TRASH/restart.conf" \
+		-o allow_other &&
+	server_started "$MNT" $TFS_PID 1 &&
+	echo "supervisor $TFS_PID, server $spid" &&
+	grep -x "version $VERSION_NOW" "$TRASH/info.out" &&
+	attach_containers "$TIMINGFS_CONTROL" "$MNT"
+'
+
+test_expect_success '10 upgrades under readers: no error, no torn table, no pause over 3 s' '
+	restarts_under_readers TFS "$MNT" "$TRASH/upgrades" $UPGRADES \
+		upgrade_servers &&
+	is_running $TFS_PID &&
+	test "$(grep -c "upgraded: server" "$TRASH/TFS.err")" = $UPGRADES
+'
+
+test_expect_success 'after the upgrades, both mounts served, every server reaped' '
+	served "$MNT" &&
+	server_started "$MNT" $TFS_PID $((UPGRADES + 1)) &&
+	reaped_all $TFS_PID
+'
+
+test_expect_success 'an upgrade to a binary that exits 1 is refused in one line; the server serves on' '
+	server_started "$MNT" $TFS_PID $((UPGRADES + 1)) &&
+	old=$spid &&
+	version=$(sed -n "s/^version //p" "$TRASH/info.out") &&
+	printf "#!/bin/sh\necho \"not this one\" >&2\nexit 1\n" >broken &&
+	chmod +x broken &&
+	install_daemon broken &&
+	test_expect_code 1 "$TIMINGFSCTL" upgrade >upgrade.out 2>&1 &&
+	cat upgrade.out &&
+	test "$(wc -l <upgrade.out)" = 1 &&
+	grep "not this one" upgrade.out &&
+	served "$MNT" &&
+	server_started "$MNT" $TFS_PID $((UPGRADES + 1)) &&
+	test "$spid" = "$old" &&
+	grep -x "version $version" "$TRASH/info.out" &&
+	grep "upgrade refused" "$TRASH/TFS.err"
+'
+
+test_expect_success 'SIGUSR2 upgrades to the binary installed' '
+	install_daemon "$BIN/timingfs-next" &&
+	kill -USR2 $TFS_PID &&
+	wait_successor "$MNT" $TFS_PID $((UPGRADES + 2)) &&
+	grep -x "version $VERSION_NEXT" "$TRASH/info.out" &&
+	served "$MNT" &&
+	reaped_all $TFS_PID
+'
+
+test_expect_success 'SIGTERM unmounts everything, leaves no process' '
+	stop_daemon TFS "$MNT"
+'
+
+test_done
