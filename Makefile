@@ -268,12 +268,16 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	scripts/bench
 
-# The unit is written with the daemon's installed path in it.
+# The unit is written with the daemon's installed path in it. timingfs(8)
+# is also the manual of timingfsctl and the hook (its NAME names all
+# three): man timingfsctl finds it by a link.
 install: timingfs timingfsctl timingfs.8
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR)
 	install -m 0755 timingfs timingfsctl $(SCRIPTS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfs.8
+	ln -sf timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfsctl.8
+	ln -sf timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfs-oci-hook.8
 	sed 's|@BINDIR@|$(BINDIR)|g' conf/timingfs.service \
 		>$(DESTDIR)$(UNITDIR)/timingfs.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/timingfs.service
@@ -286,6 +290,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/timingfs $(DESTDIR)$(BINDIR)/timingfsctl \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(SCRIPTS))) \
 		$(DESTDIR)$(MANDIR)/man8/timingfs.8 \
+		$(DESTDIR)$(MANDIR)/man8/timingfsctl.8 \
+		$(DESTDIR)$(MANDIR)/man8/timingfs-oci-hook.8 \
 		$(DESTDIR)$(UNITDIR)/timingfs.service
 
 format:
