@@ -17,6 +17,8 @@
 #   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc: the daemon,
 #                 its scripts, man page, systemd unit and configuration
 #   make uninstall  all of that but the configuration
+#   make deb      a Debian package of that, dist/timingfs_VERSION-REV_ARCH.deb
+#                 (debhelper, conf/debian; installed when missing)
 
 VERSION = 0.1.0
 
@@ -81,7 +83,7 @@ FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
 REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
 .PHONY: all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
-	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean
+	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean deb deb-deps
 
 # The scripts for shell users, Prometheus and OCI runtimes, installed
 # with the daemon.
@@ -293,6 +295,37 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/timingfsctl.8 \
 		$(DESTDIR)$(MANDIR)/man8/timingfs-oci-hook.8 \
 		$(DESTDIR)$(UNITDIR)/timingfs.service
+
+# A Debian package of what make install installs, built by Debian's
+# tools: a copy of the tree in a scratch directory, conf/debian as its
+# debian/, dpkg-buildpackage there (debian/rules runs make install with
+# Debian's paths), and only the .deb kept, in dist/. Its version is
+# VERSION and the revision of conf/debian/changelog's first entry, which
+# must be for VERSION. The outer make's flags stay out of the build.
+DEB_VERSION = $(shell sed -n '1s/^timingfs (\(.*\)).*/\1/p' conf/debian/changelog)
+DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
+DEB = dist/timingfs_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_TREE = Makefile src conf scripts README.md LICENSE
+
+deb-deps:
+	@scripts/install-deps deb
+
+deb: deb-deps
+	@case '$(DEB_VERSION)' in $(VERSION)-*) ;; *) \
+		echo "make deb: conf/debian/changelog is at $(DEB_VERSION)," \
+			"not $(VERSION)-REV: add an entry for it" >&2; \
+		exit 1 ;; \
+	esac
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	tree=$$tmp/timingfs-$(VERSION) && mkdir "$$tree" && \
+	tar -cf - --exclude='*.o' --exclude='*.d' --exclude='*.a' \
+		--exclude=conf/debian $(DEB_TREE) | tar -xf - -C "$$tree" && \
+	cp -R conf/debian "$$tree/debian" && \
+	(cd "$$tree" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -b -us -uc) && \
+	mkdir -p dist && rm -f dist/timingfs_*.deb && \
+	cp "$$tmp/$(notdir $(DEB))" $(DEB) && \
+	echo "make deb: $(DEB)"
 
 format:
 	clang-format -i src/*/*.c src/*/*.h t/*.c t/*.h scripts/*.c t/fuzz/*.c \
