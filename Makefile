@@ -19,6 +19,9 @@
 #   make uninstall  all of that but the configuration
 #   make deb      a Debian package of that, dist/timingfs_VERSION-REV_ARCH.deb
 #                 (debhelper, conf/debian; installed when missing)
+#   make check-package  make deb, then as root: lintian, dpkg -i, a mount
+#                 by the installed daemon, dpkg -r and --purge leave
+#                 nothing behind (scripts/check-package)
 
 VERSION = 0.1.0
 
@@ -83,7 +86,7 @@ FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
 REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
 .PHONY: all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
-	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean deb deb-deps
+	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean deb deb-deps check-package
 
 # The scripts for shell users, Prometheus and OCI runtimes, installed
 # with the daemon.
@@ -326,6 +329,11 @@ deb: deb-deps
 	mkdir -p dist && rm -f dist/timingfs_*.deb && \
 	cp "$$tmp/$(notdir $(DEB))" $(DEB) && \
 	echo "make deb: $(DEB)"
+
+# Installs the package, checks it and removes it; refuses where timingfs
+# is installed already. Root only; make check is not needed first.
+check-package: deb
+	@scripts/check-package $(DEB)
 
 format:
 	clang-format -i src/*/*.c src/*/*.h t/*.c t/*.h scripts/*.c t/fuzz/*.c \
