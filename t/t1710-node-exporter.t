@@ -1,0 +1,318 @@
+#!/bin/bash
+# timingfs-exporter's file as Prometheus gets it: through Debian's
+# prometheus-node-exporter, its textfile collector pointed at the
+# directory the exporter writes to, as the README tells users. Every
+# timingfs_* series of the file must come out of node_exporter's
+# /metrics with its labels and its value (node_exporter parses the file
+# and writes the values anew, 1.506e+11 for 150600000000, so values are
+# compared as numbers, labels as sets), its family's type and help, and
+# no other timingfs_* series. The values are those the mount shows: on
+# the m2 fixture exactly the idle cycles its files hold; on a live mount
+# a sleeping process's counters, which stay put. A broken file beside
+# it (a line the exporter never writes) makes node_textfile_scrape_error
+# 1, so the collector does check what it reads.
+test_description='timingfs-exporter through node_exporter'"'"'s textfile
+collector: every timingfs_* series of the file on /metrics with its
+labels and value, the values those the mount shows (the m2 fixture, a
+sleeping process of a live mount), node_textfile_scrape_error 0, and 1
+once a broken file lies beside it.'
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+command -v prometheus-node-exporter >/dev/null 2>&1 ||
+	skip_all "no prometheus-node-exporter (scripts/install-deps installs it)"
+test_have_prereq PYTHON3 || skip_all "no python3"
+# The interpreter python3 runs, named once: a shim in front of it (pyenv)
+# that looks for it anew at each run takes seconds on a loaded machine.
+PYTHON=$(python3 -c "import sys; print(sys.executable)") ||
+	skip_all "python3 does not say where its interpreter is"
+
+EXPORTER=$SCRIPTS/timingfs-exporter
+DIR=$TRASH/textfile
+PROM=$DIR/timingfs.prom
+NE_PID=
+NE_URL=
+
+# free_port: a port of 127.0.0.1 that no one listened on a moment ago.
+free_port() {
+	"$PYTHON" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# ne_settled ADDRESS: node_exporter says it listens on ADDRESS (it says
+# so once it has bound it), or it has ended.
+ne_settled() {
+	grep -qF "msg=\"Listening on\" address=$1" "$TRASH/ne.log" ||
+		! is_running "$NE_PID"
+}
+
+# start_node_exporter: node_exporter, its textfile collector alone, on
+# $DIR, listening on 127.0.0.1 and a free port; its /metrics in $NE_URL.
+# Another process may take the port between free_port and the bind:
+# then it exits, and another port is tried, three in all.
+start_node_exporter() {
+	local try port
+	for try in 1 2 3; do
+		port=$(free_port) || return 1
+		prometheus-node-exporter --collector.disable-defaults \
+			--collector.textfile \
+			--collector.textfile.directory="$DIR" \
+			--web.disable-exporter-metrics \
+			--web.listen-address="127.0.0.1:$port" \
+			>"$TRASH/ne.log" 2>&1 </dev/null &
+		NE_PID=$!
+		kill_at_exit "$NE_PID"
+		wait_for 20 ne_settled "127.0.0.1:$port" || return 1
+		if is_running "$NE_PID"; then
+			NE_URL=http://127.0.0.1:$port/metrics
+			echo "node_exporter (pid $NE_PID) on $NE_URL"
+			return 0
+		fi
+		wait "$NE_PID"
+		echo "node_exporter on port $port exited $? (try $try):"
+		cat "$TRASH/ne.log"
+	done
+	return 1
+}
+
+# scrape FILE: node_exporter's /metrics in FILE; 1 when it does not
+# answer within 10 s (a margin for a loaded machine), which it says.
+scrape() {
+	"$PYTHON" - "$NE_URL" >"$1" <<-\EOF
+	import sys, urllib.request
+	try:
+	    with urllib.request.urlopen(sys.argv[1], timeout=10) as r:
+	        sys.stdout.write(r.read().decode())
+	except Exception as e:
+	    sys.exit("no answer from %s (within 10 s): %s" % (sys.argv[1], e))
+	EOF
+}
+
+# same_series TEXTFILE METRICS: every sample of TEXTFILE is in METRICS
+# (a /metrics) with the same labels, as a set, and the same value, as a
+# number, and METRICS has no other timingfs_* sample; each family of
+# TEXTFILE that has samples has its type and help in METRICS too. Says
+# what it compared, and every difference.
+same_series() {
+	"$PYTHON" - "$1" "$2" <<-\EOF
+	import re, sys
+
+	SAMPLE = re.compile(
+	    r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)$")
+	LABEL = re.compile(
+	    r'[ \t]*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"[ \t]*(,|$)')
+	ESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
+
+	def labels(text, where):
+	    found, at = {}, 0
+	    while at < len(text):
+	        m = LABEL.match(text, at)
+	        if not m:
+	            sys.exit("%s: cannot parse labels: {%s}" % (where, text))
+	        found[m[1]] = re.sub(r"\\.", lambda e: ESCAPE[e[0]], m[2])
+	        at = m.end()
+	    return frozenset(found.items())
+
+	def parse(path):
+	    samples, meta = {}, {}
+	    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+	        line = line.rstrip("\n")
+	        where = "%s:%d" % (path, n)
+	        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+	            name, text = (line[7:].split(" ", 1) + [""])[:2]
+	            meta[(line[2:6], name)] = text
+	        elif line and not line.startswith("#"):
+	            m = SAMPLE.match(line)
+	            if not m:
+	                sys.exit("%s: cannot parse: %s" % (where, line))
+	            samples[(m[1], labels(m[2] or "", where))] = m[3]
+	    return samples, meta
+
+	def show(key):
+	    pairs = ('%s="%s"' % label for label in sorted(key[1]))
+	    return "%s{%s}" % (key[0], ",".join(pairs))
+
+	file, file_meta = parse(sys.argv[1])
+	served, served_meta = parse(sys.argv[2])
+	bad = 0
+	for key, value in file.items():
+	    got = served.get(key)
+	    print("%s %s: served %s" % (show(key), value, got))
+	    if got is None or float(got) != float(value):
+	        bad += 1
+	for key in served:
+	    if key[0].startswith("timingfs_") and key not in file:
+	        print("%s %s: served, not in the file" %
+	              (show(key), served[key]))
+	        bad += 1
+	for name in sorted({key[0] for key in file}):
+	    for kind in ("TYPE", "HELP"):
+	        want = file_meta.get((kind, name))
+	        got = served_meta.get((kind, name))
+	        if got != want:
+	            print("%s %s: %r in the file, %r served" %
+	                  (kind, name, want, got))
+	            bad += 1
+	print("%d samples of the file, %d differences" % (len(file), bad))
+	sys.exit(bad != 0 or not file)
+	EOF
+}
+
+# sample FILE NAME LABELS: the value of the sample NAME{LABELS} in FILE.
+sample() {
+	awk -v want="$2{$3}" '$1 == want { print $2; n++ } END { exit n != 1 }' "$1"
+}
+
+# seconds VALUE: VALUE, in 100-ns units, as seconds with 7 decimals.
+seconds() {
+	local v=$1
+	while [ "${#v}" -le 7 ]; do
+		v=0$v
+	done
+	echo "${v%???????}.${v: -7}"
+}
+
+# asleep PID: PID is a shell named t1710-sleeper waiting for its sleep,
+# so that its counters stay put.
+asleep() {
+	local pid comm state rest child
+	read -r pid comm state rest <"/proc/$1/stat" &&
+	test "$comm $state" = "(t1710-sleeper) S" &&
+	child=$(children_of "$1") &&
+	test -n "$child" &&
+	test "$(cat "/proc/${child%% *}/comm")" = sleep
+}
+
+test_expect_success 'setup: the m2 fixture mounted' '
+	mkdir "$DIR" &&
+	fixture_config "$TRASH/m2.conf" m2 &&
+	mount_timingfs "$TRASH/m2.conf"
+'
+
+test_expect_success 'setup: node_exporter on 127.0.0.1, its textfile collector on the directory' '
+	start_node_exporter &&
+	scrape m &&
+	grep -x "node_textfile_scrape_error 0" m &&
+	grep -x "node_scrape_collector_success{collector=\"textfile\"} 1" m &&
+	! grep "^timingfs_" m
+'
+
+# Process series would come from the fixture only for the numbers of
+# this machine's processes: none are asked for.
+test_expect_success 'exporter --once: the fixture'"'"'s idle counters, exactly' '
+	"$EXPORTER" -m "$MNT" -p "^no such process\$" --once -o "$PROM" 2>err &&
+	cat err && test ! -s err &&
+	cat "$PROM" &&
+	c0=$(cat "$MNT/groups/0/cpu0/idle_cycles") &&
+	c1=$(cat "$MNT/groups/0/cpu1/idle_cycles") &&
+	test "$c0 $c1" = "150600000000 150900000000" &&
+	cat >expect <<-EOF &&
+	timingfs_idle_seconds_total{group="0",cpu="0"} 50.200000000
+	timingfs_idle_seconds_total{group="0",cpu="1"} 50.300000000
+	timingfs_idle_cycles_total{group="0",cpu="0"} $c0
+	timingfs_idle_cycles_total{group="0",cpu="1"} $c1
+	EOF
+	grep -v "^#" "$PROM" >actual &&
+	test_cmp expect actual &&
+	test "$(grep -c "^# TYPE timingfs_.* counter$" "$PROM")" = 4
+'
+
+test_expect_success '/metrics: every series of the file, its labels, its value' '
+	scrape m &&
+	grep "^timingfs_\|^# [A-Z]* timingfs_" m &&
+	same_series "$PROM" m &&
+	grep -x "node_textfile_scrape_error 0" m &&
+	grep "^node_textfile_mtime_seconds{file=\"$PROM\"} " m
+'
+
+# The comparison can fail: a value one cycle off, a label more, a
+# series less are each told apart.
+test_expect_success 'same_series sees a value, a label, a series that differ' '
+	sed "s/ 150600000000\$/ 150600000001/" "$PROM" >value.prom &&
+	! cmp -s "$PROM" value.prom &&
+	test_must_fail same_series value.prom m &&
+	sed "s/cpu=\"1\"}/cpu=\"1\",x=\"\"}/" "$PROM" >label.prom &&
+	! cmp -s "$PROM" label.prom &&
+	test_must_fail same_series label.prom m &&
+	grep -v "cpu=\"1\"" "$PROM" >fewer.prom &&
+	test_must_fail same_series fewer.prom m
+'
+
+# A value that is no number: the whole file is refused, said in the
+# log, and the good file is still served as it was.
+test_expect_success 'a broken file beside it: node_textfile_scrape_error 1' '
+	echo "timingfs_idle_cycles_total{group=\"0\",cpu=\"9\"} many" \
+		>"$DIR/broken.prom" &&
+	scrape m &&
+	grep -x "node_textfile_scrape_error 1" m &&
+	same_series "$PROM" m &&
+	grep "level=error .*file=broken.prom" ne.log &&
+	rm "$DIR/broken.prom" &&
+	scrape m &&
+	grep -x "node_textfile_scrape_error 0" m
+'
+
+test_expect_success 'setup: a live mount, a process asleep under a name of its own' '
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0 &&
+	write_config "$TRASH/live.conf" format.units=windows &&
+	mount_timingfs "$TRASH/live.conf" &&
+	{ sh -c "printf t1710-sleeper >/proc/self/comm; sleep 1000; :" & } &&
+	SLEEPER=$! &&
+	kill_at_exit "$SLEEPER" &&
+	wait_for 10 asleep "$SLEEPER"
+'
+
+# Its counters, read before and after the exporter, stay put: the file
+# holds them, and /metrics. The idle counters move: each lies between
+# the processor's file read before and after.
+test_expect_success 'live: /metrics serves the file; the sleeper'"'"'s series as the mount shows' '
+	t=$MNT/proc/$SLEEPER &&
+	before=$(cat "$t/cycles" "$t/user_time" "$t/kernel_time") &&
+	ls -d "$MNT"/groups/[0-9]*/cpu[0-9]* >cpus &&
+	while read -r dir; do
+		cat "$dir/idle_cycles" || return 1
+	done <cpus >lo &&
+	"$EXPORTER" -m "$MNT" -p "^t1710-sleeper\$" --once -o "$PROM" 2>err &&
+	while read -r dir; do
+		cat "$dir/idle_cycles" || return 1
+	done <cpus >hi &&
+	cat err "$PROM" && test ! -s err &&
+	after=$(cat "$t/cycles" "$t/user_time" "$t/kernel_time") &&
+	test "$before" = "$after" &&
+	set -- $after &&
+	labels="pid=\"$SLEEPER\",comm=\"t1710-sleeper\"" &&
+	test "$(sample "$PROM" timingfs_process_cycles_total "$labels")" = "$1" &&
+	test "$1" -gt 0 &&
+	test "$(sample "$PROM" timingfs_process_cpu_seconds_total \
+		"$labels,mode=\"user\"")" = "$(seconds "$2")" &&
+	test "$(sample "$PROM" timingfs_process_cpu_seconds_total \
+		"$labels,mode=\"kernel\"")" = "$(seconds "$3")" &&
+	test "$(grep -c "^timingfs_process_cycles_total{" "$PROM")" = 1 &&
+	paste cpus lo hi >bounds &&
+	while read -r dir lo hi; do
+		group=${dir%/cpu*} group=${group##*/} cpu=${dir##*/cpu} &&
+		c=$(sample "$PROM" timingfs_idle_cycles_total \
+			"group=\"$group\",cpu=\"$cpu\"") &&
+		echo "cpu $cpu of group $group: $lo <= $c <= $hi" &&
+		test "$c" -ge "$lo" && test "$c" -le "$hi" ||
+			return 1
+	done <bounds &&
+	test "$(grep -c "^timingfs_idle_cycles_total{" "$PROM")" = "$(wc -l <cpus)" &&
+	scrape m &&
+	same_series "$PROM" m &&
+	grep -x "node_textfile_scrape_error 0" m
+'
+
+test_expect_success 'node_exporter ends on TERM, its port closed; the mount goes' '
+	kill -TERM "$NE_PID" &&
+	test_expect_code 143 wait "$NE_PID" &&
+	test_must_fail scrape m &&
+	kill_tree "$SLEEPER" TERM &&
+	test_expect_code 143 wait "$SLEEPER" &&
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0
+'
+
+test_done
