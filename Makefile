@@ -91,6 +91,8 @@ REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 # The scripts for shell users, Prometheus and OCI runtimes, installed
 # with the daemon.
 SCRIPTS = scripts/timingtop scripts/timingfs-exporter scripts/timingfs-oci-hook
+# Their manual pages (the hook's is timingfs(8), by a link).
+SCRIPT_PAGES = scripts/timingtop.1 scripts/timingfs-exporter.1
 
 all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS) \
 	t/bin/timingfs-next
@@ -278,8 +280,10 @@ bench: deps
 # three): man timingfsctl finds it by a link.
 install: timingfs timingfsctl timingfs.8
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(UNITDIR)
 	install -m 0755 timingfs timingfsctl $(SCRIPTS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(SCRIPT_PAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfs.8
 	ln -sf timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfsctl.8
 	ln -sf timingfs.8 $(DESTDIR)$(MANDIR)/man8/timingfs-oci-hook.8
@@ -294,6 +298,7 @@ install: timingfs timingfsctl timingfs.8
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/timingfs $(DESTDIR)$(BINDIR)/timingfsctl \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(SCRIPTS))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(SCRIPT_PAGES))) \
 		$(DESTDIR)$(MANDIR)/man8/timingfs.8 \
 		$(DESTDIR)$(MANDIR)/man8/timingfsctl.8 \
 		$(DESTDIR)$(MANDIR)/man8/timingfs-oci-hook.8 \

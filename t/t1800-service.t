@@ -220,6 +220,8 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 	./usr/bin/timingfsctl
 	./usr/bin/timingtop
 	./usr/lib/systemd/system/timingfs.service
+	./usr/share/man/man1/timingfs-exporter.1
+	./usr/share/man/man1/timingtop.1
 	./usr/share/man/man8/timingfs.8
 	EOF
 	test_cmp expect installed &&
