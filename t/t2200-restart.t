@@ -21,6 +21,9 @@
 # then, with a daemon started afresh, with TIMINGFS_TEST_NO_RESEND=1,
 # which makes it answer what the dead server had read from its own copy,
 # as on older kernels (it says so on stderr: at least once here).
+# The bound of 3 s is a test of its own, for the build that ships: a
+# build under the sanitizers (make check-sanitize) takes three times as
+# long over everything, and its answers' times say nothing.
 test_description='The server killed twenty times under readers of
 values and big tables, on the host and in containers (four attached,
 one runc), with the kernel resending what the dead server had read,
@@ -28,13 +31,14 @@ then with the daemon answering from its own copy: no reader sees an
 error or a torn content or waits over 3 s; SIGTERM then unmounts
 everything.'
 # Two rounds of 20 kills on a loaded machine.
-TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot make a container"
 test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare)"
 
 . "$TEST_DIRECTORY/lib-restart.sh"
+test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 KILLS=20
 KILLS_NO_RESEND=20
@@ -76,9 +80,13 @@ test_expect_success 'resend: a daemon (allow_other), attached to four containers
 	attach_containers "$TIMINGFS_CONTROL" "$MNT"
 '
 
-test_expect_success 'resend: 20 kills under readers: no error, no torn table, no pause over 3 s' '
+test_expect_success 'resend: 20 kills under readers: no error, no torn table' '
 	restarts_under_readers TFS "$MNT" "$TRASH/resend" $KILLS kill_servers &&
 	test "$(answered_from_copy TFS)" = 0
+'
+
+test_expect_success !ASAN 'resend: every answer within 3 s of a kill' '
+	answered_in_time "$TRASH/resend"
 '
 
 test_expect_success 'resend: after the kills, both mounts served, every server reaped' '
@@ -101,11 +109,15 @@ test_expect_success 'no resend: a daemon afresh, attached to four containers' '
 	attach_containers "$(control_of TFS2)" "$MNT2"
 '
 
-test_expect_success 'no resend: 20 kills under readers: no error, no torn table, no pause over 3 s' '
+test_expect_success 'no resend: 20 kills under readers: no error, no torn table' '
 	restarts_under_readers TFS2 "$MNT2" "$TRASH/no-resend" \
 		$KILLS_NO_RESEND kill_servers &&
 	echo "answered from its own copy after $(answered_from_copy TFS2) kills" &&
 	test "$(answered_from_copy TFS2)" -gt 0
+'
+
+test_expect_success !ASAN 'no resend: every answer within 3 s of a kill' '
+	answered_in_time "$TRASH/no-resend"
 '
 
 test_expect_success 'no resend: after the kills, both mounts served, every server reaped' '

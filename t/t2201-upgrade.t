@@ -19,18 +19,22 @@
 # 1 at its start: timingfsctl upgrade exits 1 and says why in one line,
 # the server serves on (the same pid, the same version), and SIGUSR2
 # after the good binary is back upgrades as timingfsctl does.
+# The bound of 3 s is a test of its own, for the build that ships: a
+# build under the sanitizers (make check-sanitize) takes three times as
+# long over everything, and its answers' times say nothing.
 test_description='timingfsctl upgrade ten times under readers of values
 and big tables, on the host and in containers (four attached, one
 runc), to a binary built anew and back: no reader sees an error or a
 torn content or waits over 3 s; a binary that exits 1 is refused in
 one line and the old server serves on; SIGUSR2 upgrades too.'
-TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot make a container"
 test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare)"
 
 . "$TEST_DIRECTORY/lib-restart.sh"
+test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 UPGRADES=10
 # The daemon runs from here; each upgrade installs another build here.
@@ -96,11 +100,15 @@ test_expect_success 'a daemon started from the installed binary, attached to fou
 	attach_containers "$TIMINGFS_CONTROL" "$MNT"
 '
 
-test_expect_success '10 upgrades under readers: no error, no torn table, no pause over 3 s' '
+test_expect_success '10 upgrades under readers: no error, no torn table' '
 	restarts_under_readers TFS "$MNT" "$TRASH/upgrades" $UPGRADES \
 		upgrade_servers &&
 	is_running $TFS_PID &&
 	test "$(grep -c "upgraded: server" "$TRASH/TFS.err")" = $UPGRADES
+'
+
+test_expect_success !ASAN 'every answer within 3 s of an upgrade' '
+	answered_in_time "$TRASH/upgrades"
 '
 
 test_expect_success 'after the upgrades, both mounts served, every server reaped' '
