@@ -141,7 +141,9 @@ test_expect_success 'sleeping thread: cycles are its schedstat runtime' '
 
 # Windows units: 100-ns intervals. kernel + user, each rounded down,
 # against the cycles converted back to time, rounded down: at most one
-# unit apart.
+# unit apart. Converted in two parts, whole seconds and the rest: cycles
+# times 10^7 leaves 64 bits once a task has run 7 minutes at 2 GHz
+# (init, on a machine up for a day).
 test_expect_success 'kernel_time + user_time is cycles in one times snapshot' '
 	for task in "$PID" "$PID/threads/$BUSY" "$PID/threads/$SLEEPER" 1; do
 		cat "$MNT/proc/$task/times" >times &&
@@ -149,7 +151,7 @@ test_expect_success 'kernel_time + user_time is cycles in one times snapshot' '
 		eval "$(sed "s/ /=/" times)" &&
 		test -n "$cycles" && test -n "$kernel_time" &&
 		test -n "$user_time" &&
-		of_cycles=$((cycles * 10000000 / HZ)) &&
+		of_cycles=$((cycles / HZ * 10000000 + cycles % HZ * 10000000 / HZ)) &&
 		sum=$((kernel_time + user_time)) &&
 		diff=$((sum - of_cycles)) &&
 		echo "$task: $kernel_time + $user_time = $sum, cycles: $of_cycles" &&
