@@ -32,8 +32,7 @@ struct entry {
 	unsigned int opens;
 	struct rbuf *text; /* the last lookup's content, until opened */
 	pid_t pid; /* which thread looked it up */
-	long long pending_ms; /* and when, last (a relookup's too) */
-	long long made_ms; /* when the content was made */
+	long long pending_ms; /* and when */
 	uint64_t nlookup; /* an extra inode's */
 	long long checked_ms; /* a directory's: its path last checked */
 	long long forget_ms; /* an extra's: when its forgetting was asked */
@@ -325,7 +324,6 @@ static void take_text(struct snapshots *s, struct entry *e,
 	e->text = text;
 	e->pid = pid;
 	e->pending_ms = now;
-	e->made_ms = now;
 }
 
 /* Directory @dir's path was checked now: its files' owner is @o. */
@@ -398,9 +396,7 @@ bool snapshots_relookup(struct snapshots *s, const struct node *n, pid_t pid,
 	if (r->pid == pid && r->own == node_ino(n))
 		e = find(s, r->ino);
 	if (e && e->text && e->pid == pid && !e->opens &&
-	    now - e->made_ms < SNAPSHOT_RELOOKUP_MS) {
-		/* Its open is on its way again: no other lookup takes it. */
-		e->pending_ms = now;
+	    now - e->pending_ms < SNAPSHOT_RELOOKUP_MS) {
 		if (snapshot_ino(e->id))
 			e->nlookup++;
 		own = find(s, node_ino(n));

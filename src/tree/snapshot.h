@@ -189,11 +189,7 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
  * open has taken yet; if so, that lookup's inode is given again (*@ino,
  * counted as one more lookup of it, as snapshots_lookup() counts),
  * with the content's length in *@size, and the caller answers with it
- * instead of making the content anew. The inode waits for that thread's
- * open SNAPSHOT_PENDING_MS from this lookup on, as from the first: no
- * other thread's lookup may hand it out with other content meanwhile,
- * which would make the kernel take the inode for stale and fail the
- * open with EIO.
+ * instead of making the content anew.
  *
  * Why. The kernel looks a name up again when a revalidation's answer
  * names another inode than its dentry's, and again when another
