@@ -580,36 +580,6 @@ test_expect_success 'eight readers of the big tables at once: every copy whole' 
 	done
 '
 
-# A thread's stat, then its open (as cp and Python's pathlib do): the
-# open reads the content whose length the stat showed (snapshot.h,
-# snapshots_relookup()), while a churn of threads and processes makes
-# the table's length change from one render to the next. Made anew at
-# the open, 20 copies would almost all differ from the stat.
-test_expect_success 'a stat, then an open, by one thread: it reads the length stat showed' '
-	{ "$BIN/helper-churn" -t 400 -p 40 -s 30 >churn.out & } &&
-	churn=$! &&
-	kill_at_exit $churn &&
-	wait_file churn.out "" 10 &&
-	python3 - "$MNT/proc/table" >stat-open.out <<-\EOF &&
-	import os, sys
-	path, differ, sizes = sys.argv[1], 0, set()
-	for i in range(20):
-	    size = os.stat(path).st_size
-	    with open(path, "rb") as f:
-	        n = len(f.read())
-	    sizes.add(n)
-	    if n != size:
-	        differ += 1
-	        print("stat said", size, "the open read", n)
-	print("sizes", len(sizes), "differ", differ)
-	EOF
-	kill $churn &&
-	cat stat-open.out &&
-	grep -x "sizes [0-9]* differ 0" stat-open.out &&
-	# The table did change length meanwhile: the test could fail.
-	! grep -x "sizes 1 differ 0" stat-open.out
-'
-
 test_expect_success !ASAN 'the daemon is small after them' '
 	RSS=$(sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$(server_of "$TFS_PID")/status") &&
 	echo "daemon VmRSS $RSS KiB, at most $RSS_MAX_KIB" &&

@@ -892,7 +892,7 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 	struct owner o;
 	struct node dir;
 	bool checked = false;
-	uint64_t len;
+	size_t len;
 	int ret, err;
 
 	tree_parent(n, &dir);
@@ -909,18 +909,6 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 		o.uid = ep->attr.st_uid;
 		o.gid = ep->attr.st_gid;
 		checked = true;
-	}
-	/* The same walk's lookup again: the content it made (snapshot.h). */
-	if (snapshots_relookup(fs->snaps, n, r->pid, &ep->ino, &len)) {
-		ret = tree_in_proc(&dir) ?
-			      lookup_dir_start(r, parent, &dir, n, start) :
-			      0;
-		if (ret < 0) {
-			if (snapshot_ino(ep->ino))
-				snapshots_forget(fs->snaps, ep->ino, 1);
-			return ret;
-		}
-		goto entry;
 	}
 	/* A reader at its budget is refused before anything is made. */
 	who = req_admit(r, n, &ret);
@@ -958,7 +946,6 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 		return ret;
 	}
 	len = text ? text->len : 0;
-entry:
 	ep->attr.st_size = (off_t)len;
 	ep->attr.st_blocks = (blkcnt_t)((len + 511) / 512);
 	/*

@@ -47,20 +47,8 @@ struct entry {
  */
 #define ENTRY_BYTES (2 * (sizeof(struct entry) + 2 * sizeof(uint32_t)))
 
-/*
- * The last file each thread looked up, direct-mapped by thread: its
- * node's own ID and the inode the lookup gave.
- */
-#define RECENT_SLOTS 256
-
-struct recent {
-	pid_t pid;
-	uint64_t own, ino;
-};
-
 struct snapshots {
 	pthread_mutex_t lock;
-	struct recent recent[RECENT_SLOTS];
 	struct entry *slot;
 	uint32_t nslots, free_head, sweep;
 	uint32_t *map; /* mapcap slot indices, NO_SLOT where empty */
@@ -374,8 +362,6 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 	if (snapshot_ino(e->id))
 		e->nlookup++;
 	own->last = e->id;
-	s->recent[(uint32_t)pid % RECENT_SLOTS] =
-		(struct recent){ pid, own->id, e->id };
 	*ino = e->id;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -383,32 +369,6 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 out_nomem:
 	pthread_mutex_unlock(&s->lock);
 	return -ENOMEM;
-}
-
-bool snapshots_relookup(struct snapshots *s, const struct node *n, pid_t pid,
-			uint64_t *ino, uint64_t *size)
-{
-	struct recent *r = &s->recent[(uint32_t)pid % RECENT_SLOTS];
-	long long now = now_ms();
-	struct entry *own, *e = NULL;
-
-	pthread_mutex_lock(&s->lock);
-	if (r->pid == pid && r->own == node_ino(n))
-		e = find(s, r->ino);
-	if (e && e->text && e->pid == pid && !e->opens &&
-	    now - e->pending_ms < SNAPSHOT_RELOOKUP_MS) {
-		if (snapshot_ino(e->id))
-			e->nlookup++;
-		own = find(s, node_ino(n));
-		if (own)
-			own->last = e->id;
-		*ino = e->id;
-		*size = e->size;
-	} else {
-		e = NULL;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return e != NULL;
 }
 
 int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,

@@ -19,9 +19,7 @@
  * name's last lookup, its content made anew, while no open file holds
  * it and no other thread's lookup of it waits for its open; otherwise
  * an extra inode, never given before, which the kernel puts in place
- * of the held one in its dentry; a lookup again by the same thread
- * before its open is given the same inode and content (snapshots_
- * relookup()). The OPEN that follows on the same
+ * of the held one in its dentry. The OPEN that follows on the same
  * thread takes the content made at its lookup as the open file's
  * snapshot; the open drops whatever pages an earlier snapshot left in
  * the inode's cache, and, as no other open holds the inode, its page
@@ -118,13 +116,6 @@
  */
 #define SNAPSHOT_REFORGET_MS 10000
 
-/*
- * A lookup by the thread whose lookup of the same file made content
- * this recently, which no open has taken yet, is given that content's
- * inode again, made no anew (snapshots_relookup()).
- */
-#define SNAPSHOT_RELOOKUP_MS 1000
-
 /* How many slots one lookup's sweep visits: as many idle extras at most. */
 #define SNAPSHOT_SWEEP_MAX 4
 
@@ -182,27 +173,6 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
 		     const struct node *checked, struct budget_reader *who,
 		     uint64_t *ino, struct snapshot_idle *idle);
-
-/*
- * snapshots_relookup - whether thread @pid's last lookup of a file was
- * of @n, less than SNAPSHOT_RELOOKUP_MS ago, and made content that no
- * open has taken yet; if so, that lookup's inode is given again (*@ino,
- * counted as one more lookup of it, as snapshots_lookup() counts),
- * with the content's length in *@size, and the caller answers with it
- * instead of making the content anew.
- *
- * Why. The kernel looks a name up again when a revalidation's answer
- * names another inode than its dentry's, and again when another
- * reader's walk replaced the dentry meanwhile: four readers of one big
- * table at once made each other's opens look it up four to ten times,
- * each lookup a whole table made anew (an open took seconds where one
- * render takes 0.1 s). The content given again was made for the same
- * open's walk moments ago. A thread that looks a file up and opens it
- * in another system call (a stat, then an open, as cp does) reads the
- * content of the stat's lookup, whose length the stat showed.
- */
-bool snapshots_relookup(struct snapshots *s, const struct node *n, pid_t pid,
-			uint64_t *ino, uint64_t *size);
 
 /*
  * snapshots_get - the node, owner and size (what the kernel was last
