@@ -912,14 +912,16 @@ int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask)
 	char path[PATH_MAX];
 	struct cpuset online;
 	unsigned int m;
+	int ret;
 
 	if (group >= e->topo.ngroups)
 		return -ENOENT;
 	g = &e->topo.groups[group];
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/online",
 		 e->opts.sys_root);
-	if (cpuset_read(path, &online) < 0)
-		return -EIO;
+	ret = cpuset_read(path, &online);
+	if (ret < 0)
+		return ret == -ENOMEM || procfile_no_fds(-ret) ? ret : -EIO;
 	if (online.size == 0)
 		return -EIO; /* none online: not what a running kernel says */
 	*mask = 0;

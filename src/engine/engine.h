@@ -279,7 +279,9 @@ int engine_cpu_group(const struct engine *e, int cpu, unsigned int *group,
 /*
  * engine_group_online - set bit M of *@mask for each processor of @group
  * that is online now (SYS/devices/system/cpu/online). -ENOENT for no
- * such group, -EIO when the online list cannot be read or lists none.
+ * such group; -ENOMEM, -EMFILE or -ENFILE when the daemon is out of
+ * memory or descriptors; -EIO when the online list cannot be read
+ * otherwise, or lists none.
  */
 int engine_group_online(struct engine *e, unsigned int group, uint64_t *mask);
 
