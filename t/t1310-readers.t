@@ -92,9 +92,13 @@ rd_copy() {
 	}
 }
 
+# mmap(MAP_SHARED): FUSE refuses it on a direct_io file (every open of
+# timingfs is one, so that a read at offset 0 takes a new snapshot) on
+# a connection that did not ask for FUSE_DIRECT_IO_ALLOW_MMAP, which
+# libfuse 3.14 cannot: ENODEV, and nothing read. MAP_PRIVATE reads.
 rd_mmap() {
-	"$BIN/helper-readers" mmap "$1" >rd.out 2>rd.err &&
-		same "mmap shared" "$2" rd.out || {
+	test_must_fail "$BIN/helper-readers" mmap "$1" >rd.out 2>rd.err &&
+		test ! -s rd.out && grep -q "ENODEV" rd.err || {
 		cat rd.err
 		return 1
 	}

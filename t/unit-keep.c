@@ -140,7 +140,7 @@ static struct keep *map_new(unsigned int slots, size_t data_bytes, int *fd)
 {
 	struct keep *k = NULL;
 
-	*fd = keep_create(slots, data_bytes);
+	*fd = keep_create(slots, data_bytes, 0);
 	if (*fd < 0 || keep_map(*fd, &k) != 0) {
 		printf("Bail out! no store: %s\n", strerror(-*fd));
 		exit(1);
@@ -247,7 +247,7 @@ static void test_invalid(void)
 	char junk[8192];
 	int fd;
 
-	check_int(keep_create(0, MIB), -EINVAL, "keep_create of 0 slots");
+	check_int(keep_create(0, MIB, 0), -EINVAL, "keep_create of 0 slots");
 	fd = memfd_create("junk", MFD_CLOEXEC);
 	check_int(keep_map(fd, &k), -EINVAL, "an empty memfd holds no store");
 	memset(junk, 'x', sizeof(junk));
@@ -255,7 +255,7 @@ static void test_invalid(void)
 	      "junk written");
 	check_int(keep_map(fd, &k), -EINVAL, "nor does one of junk");
 	close(fd);
-	fd = keep_create(8, 0);
+	fd = keep_create(8, 0, 0);
 	check(ftruncate(fd, 1 * MIB) < 0, "a store's size is sealed");
 	check(keep_map(fd, &k) == 0 && keep_count(k) == 0,
 	      "a store of no data maps, empty");
@@ -321,7 +321,7 @@ static void test_successor(void)
 	int fd, p[2], status;
 	pid_t pid;
 
-	fd = keep_create(4096, 64 * MIB);
+	fd = keep_create(4096, 64 * MIB, 0);
 	if (pipe(p) < 0)
 		return;
 	pid = fork();
@@ -473,7 +473,7 @@ static void test_killed(void)
 	int fd, p[2];
 	pid_t pid;
 
-	fd = keep_create(8192, 32 * MIB);
+	fd = keep_create(8192, 32 * MIB, 0);
 	for (round = 0; round < ROUNDS; round++) {
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return;

@@ -93,7 +93,7 @@ static int lookup(struct view *v, const char *path, struct stat *st)
 
 static void test_inodes(void)
 {
-	struct node n = { 255, VIEW_SLOTS - 1, { NODE_NUM_MAX, NODE_NUM_MAX } };
+	struct node n = { 255, VIEW_SLOTS - 1, { NODE_NUM_MAX, NODE_NUM_MAX }, 0 };
 	struct node back;
 
 	node_of(node_ino(&n), &back);
@@ -101,7 +101,7 @@ static void test_inodes(void)
 		      back.num[0] == NODE_NUM_MAX &&
 		      back.num[1] == NODE_NUM_MAX,
 	      "inode numbers: every field at its largest comes back");
-	n = (struct node){ K_TID, 3, { 4194303, 1 } };
+	n = (struct node){ K_TID, 3, { 4194303, 1 }, 0 };
 	node_of(node_ino(&n), &back);
 	check(back.kind == K_TID && back.view == 3 && back.num[0] == 4194303 &&
 		      back.num[1] == 1,

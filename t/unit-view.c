@@ -3,8 +3,9 @@
  * kernel: the daemon's own view, a reader it cannot place, one owner's
  * view, and a child made in a new PID namespace (as root), whose
  * numbers are translated both ways and compared with its NSpid line;
- * and the table of inodes the kernel holds (inode.h), which keeps the
- * task each was and holds the view slots they are named in.
+ * and the table of records of the nodes the kernel holds below proc/
+ * (records.h), which keeps the task instance each was, holds the view
+ * slots they are named in, and outlives a server in shared memory.
  */
 #include <errno.h>
 #include <sched.h>
@@ -12,11 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "held.h"
+#include "records.h"
 #include "tap.h"
 #include "view.h"
 
@@ -163,7 +165,7 @@ static void test_pinned(void)
 	views_free(vs);
 }
 
-/* held_gone()'s question, of this machine: no thread @tid in @pid. */
+/* records_gone()'s question, of this machine: no thread @tid in @pid. */
 static bool proc_gone(void *ctx, pid_t pid, pid_t tid)
 {
 	char path[64];
@@ -174,88 +176,123 @@ static bool proc_gone(void *ctx, pid_t pid, pid_t tid)
 	return access(path, F_OK) != 0 && errno == ENOENT;
 }
 
-static void test_held(struct views *vs)
+static void test_records(struct views *vs)
 {
-	struct held *h = NULL;
-	uint64_t start = 0;
-	bool replaced = true;
+	struct records *rs = NULL, *next = NULL;
+	struct record_task t = { 0 }, got;
+	struct node n = { .kind = K_TGID, .view = 7, .num = { 41 } }, m, g;
+	struct record_name names[4];
+	size_t bytes = 64 * RECORD_BYTES;
+	void *area;
+	uint64_t id;
+	uint32_t first;
 	unsigned int i;
 
-	check_int(held_new(vs, &h), 0, "held: a table");
-	check_int(held_start(h, 1234, &start, NULL), -ENOENT,
-		  "held: unknown: ENOENT");
-	check_int(held_add(h, 1234, 7, 100, 0, 0, 0, &replaced), 0,
-		  "held: a lookup");
-	check(!replaced, "held: a first lookup replaces nothing");
-	check_int(held_add(h, 1234, 7, 100, 0, 0, 0, &replaced), 0,
-		  "held: another");
-	check(!replaced, "held: the same task replaces nothing");
-	check(views_held(vs, 7) == 1, "held: one inode holds its slot");
-	check_int(held_start(h, 1234, &start, NULL), 0, "held: known");
-	check(start == 100, "held: its start");
-	check_int(held_add(h, 1234, 7, 200, 0, 0, 0, &replaced), 0,
-		  "held: a new task");
-	check(replaced, "held: another start replaces the inode");
-	held_forget(h, 1234, 2);
-	check_int(held_start(h, 1234, &start, NULL), 0,
-		  "held: held while one lookup is left");
-	check(start == 200 && views_held(vs, 7) == 1,
-	      "held: the new start, the slot still held");
-	held_forget(h, 1234, 1);
-	check_int(held_start(h, 1234, &start, NULL), -ENOENT,
-		  "held: the last lookup forgotten: gone");
-	check(views_held(vs, 7) == 0, "held: and its slot is free");
-	held_forget(h, 999, 1); /* unknown: ignored */
-	for (i = 0; i < 5000; i++)
-		held_add(h, 1000000 + i, 9, i + 1, 0, 0, 0, NULL);
-	check(held_count(h) == 5000 && views_held(vs, 9) == 5000,
-	      "held: 5000 inodes, all counted in their slot");
-	for (i = 0; i < 5000; i++)
-		held_forget(h, 1000000 + i, 1);
-	check(held_count(h) == 0 && views_held(vs, 9) == 0,
-	      "held: all forgotten, the slot free");
+	area = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!check(area != MAP_FAILED, "records: an area"))
+		return;
+	check_int(records_new(vs, area, bytes, &rs), 0, "records: a table");
+	check_int(records_get(rs, NODE_REC_BIT | 1 << NODE_KIND_BITS | K_TGID,
+			      &g, NULL),
+		  -ENOENT, "records: unknown: ENOENT");
+	t = (struct record_task){ .pid = 1041, .start = 100, .parent = 5 };
+	check_int(records_name(rs, &n, &t), 0, "records: a lookup");
+	first = n.rec;
+	check(first != 0 && node_id(&n) != node_ino(&n),
+	      "records: the node ID is the record's");
+	check_int(records_name(rs, &n, &t), 0, "records: another");
+	check(n.rec == first, "records: the same instance, the same record");
+	check(views_held(vs, 7) == 1, "records: one record holds its slot");
+	m = n;
+	m.kind = K_THREADS;
+	check_int(records_hold(rs, &m), 0,
+		  "records: threads/ is a node of its process's record");
+	check_int(records_get(rs, node_id(&m), &g, &got), 0,
+		  "records: threads/ by its ID");
+	check(g.kind == K_THREADS && g.num[0] == 41 && g.view == 7 &&
+		      g.rec == first && got.pid == 1041 && got.start == 100 &&
+		      got.parent == 5,
+	      "records: its node and task, from the record");
+	m.kind = K_TID; /* a thread is a record of its own, never a node */
+	check_int(records_get(rs, node_id(&m), &g, NULL), -ENOENT,
+		  "records: a kind the record cannot have: ENOENT");
+	t.start = 200; /* the number taken by another task */
+	m = n;
+	check_int(records_name(rs, &m, &t), 0, "records: a new instance");
+	check(m.rec != first, "records: another start, another record");
+	check(views_held(vs, 7) == 2, "records: each holds the slot");
+	check(records_of_task(rs, 1041, 0, names, 4) == 2 &&
+		      names[0].parent == 5 && names[0].node.num[0] == 41,
+	      "records: both found by their task, with their names");
+	records_forget(rs, node_id(&m), 1);
+	check(views_held(vs, 7) == 1,
+	      "records: forgotten, the slot's hold back");
+	check_int(records_get(rs, node_id(&m), &g, NULL), -ENOENT,
+		  "records: a forgotten record names nothing");
+	/* A successor finds the record as it was. */
+	next = NULL;
+	check_int(records_new(vs, area, bytes, &next), 0,
+		  "records: a successor maps the same area");
+	check(records_get(next, node_id(&n), &g, &got) == 0 && g.rec == first &&
+		      got.start == 100 && records_count(next) == 1,
+	      "records: and finds the live record, whole");
+	check(views_held(vs, 7) == 2, "records: which holds its slot again");
+	records_forget(next, node_id(&n), 2);
+	check_int(records_get(next, node_id(&n), &g, NULL), 0,
+		  "records: its nodes' lookups, all counted (threads/ too)");
+	records_forget(next, node_id(&n) + 0, 1);
+	check_int(records_get(next, node_id(&n), &g, NULL), -ENOENT,
+		  "records: the last forgotten: gone");
+	records_free(next);
+	views_hold(vs, 7, -1); /* the first table's hold, which it kept */
+	records_free(rs);
+	munmap(area, bytes);
+
+	/* IDs that spread over the kernel's inode hash. */
+	check_int(records_new(vs, NULL, 0, &rs), 0, "records: anonymous");
+	for (i = 0; i < 5000; i++) {
+		n = (struct node){ .kind = K_TID, .view = 9, .num = { 1, i } };
+		t = (struct record_task){ .pid = 1,
+					  .tid = (pid_t)i,
+					  .start = i + 1 };
+		records_name(rs, &n, &t);
+		id = node_id(&n);
+		if (i == 4999)
+			check(id >> 40 == NODE_REC_BIT >> 40 &&
+				      (id & ((1ULL << 40) - 1)) ==
+					      ((uint64_t)n.rec << 8 | K_TID),
+			      "records: 5000 threads' IDs differ below bit 40");
+	}
+	check(records_count(rs) == 5000 && views_held(vs, 9) == 5000,
+	      "records: 5000 records, all counted in their slot");
+	for (i = 1; i <= 5000; i++)
+		records_forget(rs, NODE_REC_BIT | (uint64_t)i << 8 | K_TID, 1);
+	check(records_count(rs) == 0 && views_held(vs, 9) == 0,
+	      "records: all forgotten, the slot free");
 	{
-		struct node n = { .kind = K_TGID, .view = 9, .num = { 41 } };
-		struct node gone[4];
 		pid_t child = fork();
 
 		if (child == 0)
 			_exit(0);
 		waitpid(child, NULL, 0);
-		held_add(h, node_ino(&n), 9, 1, child, 0, 0, NULL);
+		n = (struct node){ .kind = K_TGID, .view = 9, .num = { 41 } };
+		t = (struct record_task){ .pid = child, .start = 1 };
+		records_name(rs, &n, &t);
 		n.num[0] = 42;
-		held_add(h, node_ino(&n), 9, 1, getpid(), 0, 0, NULL);
+		t.pid = getpid();
+		records_name(rs, &n, &t);
 		n.num[0] = 43;
-		held_add(h, node_ino(&n), 9, 1, 0, 0, 0, NULL);
-		check(held_gone(h, proc_gone, NULL, gone, 4) == 1 &&
-			      gone[0].kind == K_TGID && gone[0].num[0] == 41 &&
-			      gone[0].view == 9,
-		      "held: the directory of an exited task is found gone, "
-		      "a live one's and an unknown one's not");
-		for (i = 41; i <= 43; i++) {
-			n.num[0] = i;
-			held_forget(h, node_ino(&n), 1);
-		}
+		t.pid = 0;
+		records_name(rs, &n, &t);
+		check(records_gone(rs, proc_gone, NULL, names, 4) == 1 &&
+			      names[0].node.kind == K_TGID &&
+			      names[0].node.num[0] == 41 &&
+			      names[0].node.view == 9,
+		      "records: the directory of an exited task is found "
+		      "gone, a live one's and an unknown one's not");
 	}
-	{
-		bool cached = false;
-
-		held_add(h, 77, 9, 5, 0, 0, 60000, NULL);
-		held_add(h, 78, 9, 5, 0, 0, 0, NULL);
-		usleep((HELD_CACHE_SLACK_MS + 20) * 1000);
-		check(held_start(h, 77, &start, &cached) == 0 && cached,
-		      "held: a name the kernel may still walk through: cached");
-		check(held_start(h, 78, &start, &cached) == 0 && !cached,
-		      "held: one of entry timeout 0, past the slack: not");
-		held_forget(h, 77, 1);
-		held_forget(h, 78, 1);
-	}
-	check(held_generation(100, 0) != held_generation(200, 0) &&
-		      held_generation(100, 5) ==
-			      (uint32_t)(held_generation(100, 0) + 5) &&
-		      held_generation(0, 5) == 5,
-	      "held: generations differ by start, add the extra");
-	held_free(h);
+	records_free(rs);
 }
 
 int main(void)
@@ -270,7 +307,7 @@ int main(void)
 	test_own(vs);
 	test_pinned();
 	test_child(vs);
-	test_held(vs);
+	test_records(vs);
 	views_free(vs);
 	return tap_done();
 }

@@ -51,6 +51,12 @@ struct listener {
 	int stop[2]; /* a pipe: written to stop the thread */
 	unsigned long long lost; /* read racily by listener_lost() */
 	time_t lost_logged;
+	pthread_mutex_t watch_lock; /* the watchers, and their calls */
+	struct listener_watcher {
+		listener_exit_fn fn;
+		void *ctx;
+	} * watch;
+	size_t nwatch, watch_cap;
 	char buf[1 << 16] __attribute__((aligned(8)));
 };
 
@@ -330,6 +336,8 @@ int listener_decode_exit(const struct nlmsghdr *nlh, struct listener_exit *out)
 	return 0;
 }
 
+static void tell_watchers(struct listener *l, pid_t tgid, pid_t tid, bool end);
+
 static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
 {
 	struct listener_exit x;
@@ -344,6 +352,60 @@ static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
 	file_thread(l, &x.thread, x.whole, &c, &life);
 	if (x.has_group)
 		file_process(l, &x.thread, &x.group, &c, &life);
+	tell_watchers(l, (pid_t)x.thread.tgid, (pid_t)x.thread.pid,
+		      x.has_group || x.whole);
+}
+
+/* Tell every watcher of a thread's exit, and of its process's end. */
+static void tell_watchers(struct listener *l, pid_t tgid, pid_t tid, bool end)
+{
+	size_t i;
+
+	pthread_mutex_lock(&l->watch_lock);
+	for (i = 0; i < l->nwatch; i++) {
+		l->watch[i].fn(l->watch[i].ctx, tgid, tid);
+		if (end)
+			l->watch[i].fn(l->watch[i].ctx, tgid, 0);
+	}
+	pthread_mutex_unlock(&l->watch_lock);
+}
+
+int listener_watch(struct listener *l, listener_exit_fn fn, void *ctx)
+{
+	struct listener_watcher *grown;
+	int ret = 0;
+
+	pthread_mutex_lock(&l->watch_lock);
+	if (l->nwatch == l->watch_cap) {
+		grown = l->nwatch < LISTENER_WATCHERS_MAX ?
+				realloc(l->watch, (l->watch_cap * 2 + 4) *
+							  sizeof(*grown)) :
+				NULL;
+		if (!grown) {
+			ret = l->nwatch < LISTENER_WATCHERS_MAX ? -ENOMEM :
+								  -ENOSPC;
+			goto out;
+		}
+		l->watch = grown;
+		l->watch_cap = l->watch_cap * 2 + 4;
+	}
+	l->watch[l->nwatch++] = (struct listener_watcher){ fn, ctx };
+out:
+	pthread_mutex_unlock(&l->watch_lock);
+	return ret;
+}
+
+void listener_unwatch(struct listener *l, listener_exit_fn fn, void *ctx)
+{
+	size_t i;
+
+	pthread_mutex_lock(&l->watch_lock);
+	for (i = 0; i < l->nwatch; i++)
+		if (l->watch[i].fn == fn && l->watch[i].ctx == ctx) {
+			l->watch[i] = l->watch[--l->nwatch];
+			break;
+		}
+	pthread_mutex_unlock(&l->watch_lock);
 }
 
 /* ---- names in PID namespaces ---------------------------------------- */
@@ -717,6 +779,7 @@ int listener_start(struct engine *e, struct exited *x, uint64_t own_ns,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&l->lock, NULL);
+	pthread_mutex_init(&l->watch_lock, NULL);
 	l->stop[0] = l->stop[1] = -1;
 	l->e = e;
 	l->x = x;
@@ -775,6 +838,8 @@ void listener_stop(struct listener *l)
 	if (l->ts)
 		mnl_socket_close(l->ts);
 	pthread_mutex_destroy(&l->lock);
+	pthread_mutex_destroy(&l->watch_lock);
+	free(l->watch);
 	free(l);
 }
 

@@ -55,6 +55,26 @@ void listener_stop(struct listener *l);
  */
 void listener_sync(struct listener *l);
 
+/*
+ * A watcher of exits: called on the listener's thread, after the record
+ * is filed, with a thread that exited (@tid its number, @tgid its
+ * process's, the daemon's numbers) and then, when it ended its process,
+ * again with @tid 0. It must not block and must not call back into the
+ * listener.
+ */
+typedef void (*listener_exit_fn)(void *ctx, pid_t tgid, pid_t tid);
+
+/* The most watchers a listener has at once. */
+#define LISTENER_WATCHERS_MAX 4096
+
+/*
+ * listener_watch - call @fn(@ctx, ...) at every exit from now on: 0, or
+ * -ENOSPC past LISTENER_WATCHERS_MAX. listener_unwatch - no more; when
+ * it returns, no call of @fn with @ctx is under way.
+ */
+int listener_watch(struct listener *l, listener_exit_fn fn, void *ctx);
+void listener_unwatch(struct listener *l, listener_exit_fn fn, void *ctx);
+
 /* listener_lost - the receive buffer overruns met so far. */
 unsigned long long listener_lost(const struct listener *l);
 

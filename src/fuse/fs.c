@@ -1,19 +1,25 @@
 /*
  * fs: the FUSE operations, each a request to the tree for one reader.
  *
+ * Every node the kernel holds below proc/ is a record (records.h): a
+ * request by its node ID resolves the record, and through it the task
+ * instance it names, once (record_check()); a task gone, or a number
+ * another task took, is ENOENT from then on, however the request came.
+ * The exit listener has the kernel drop the names of tasks that exit
+ * (task_exited()), so that a walk after that looks the number up
+ * afresh.
+ *
  * A file's content is rendered when a path walk looks it up, into a
  * snapshot that is an inode of its own (snapshot.h); the open that
- * follows takes it, and every read, at any offset and of any size, by
- * read(2) or through the page cache, is served from it until release.
- * A directory's listing is made at opendir the same way. Each is
- * charged to its reader's budget of memory (budget.h) while the daemon
- * holds it, and refused with ENOMEM past it. Every inode below proc/
- * that an entry reply gives the kernel is recorded with the start of
- * its task until the kernel forgets it (held.h): a
- * request by node ID whose task is no longer that one is ENOENT, and
- * a view's slot stays its own while the kernel holds any. Errors are
- * -errno internally, passed straight through from the tree and the
- * engine, and replied as errno.
+ * follows takes it, its first read at offset 0 and every read at
+ * another offset, of any size, by read(2) or through the page cache,
+ * are served from it; a later read at offset 0 takes a new snapshot for
+ * its thread (rewinds.h). A directory's listing is made at opendir.
+ * Each is charged to its reader's budget of memory (budget.h) while the
+ * daemon holds it, and refused with ENOMEM past it; every content lives
+ * in the keep (keep.h), where a successor of this server finds it.
+ * Errors are -errno internally, passed straight through from the tree
+ * and the engine, and replied as errno.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +38,10 @@
 #include "budget.h"
 #include "nodes.h"
 #include "fs.h"
-#include "held.h"
+#include "hash.h"
 #include "keep.h"
+#include "records.h"
+#include "rewinds.h"
 #include "render.h"
 #include "serve.h"
 #include "snapshot.h"
@@ -44,7 +52,7 @@
 
 /* Every this many inodes more held below proc/, a sweep drops the names
  * of up to FS_SWEEP_DROPS directories of exited tasks. */
-#define FS_SWEEP_EVERY 1024
+#define FS_SWEEP_EVERY 256
 #define FS_SWEEP_DROPS 2048
 
 /*
@@ -78,14 +86,16 @@ struct fs {
 	struct fs_held held; /* the list's head */
 	struct fuse_session *se;
 	struct snapshots *snaps; /* the files' inodes the kernel holds */
-	struct held *kheld; /* every inode below proc/ the kernel holds */
+	struct records *recs; /* every node below proc/ the kernel holds */
+	struct rewinds *rw; /* the snapshots of rewound open files */
 	struct fs_dropper *dropper;
 	struct fs *next, *prev; /* in the dropper's ring */
 	bool registered; /* in it: from fs_new to fs_destroy */
+	bool watching; /* the listener tells it of exits (task_exited()) */
 	bool drop_pending; /* proc/ to drop */
 	bool sweep_pending; /* names of exited tasks to find and drop */
 	size_t sweep_at; /* atomic: held inodes that call for a sweep */
-	struct node drop_queue[FS_DROP_QUEUE];
+	struct record_name drop_queue[FS_DROP_QUEUE];
 	unsigned int drop_head, drop_count;
 	struct keep *keep; /* every open's content (keep.h) */
 	struct fs_held **opened; /* by keep slot: this server's opens */
@@ -111,20 +121,26 @@ static struct fs *req_fs(fuse_req_t req)
 
 /* ---- the kernel's cache: proc/, and names of idle inodes ----------- */
 
-/* Drop @n's name from the kernel's cache: it forgets the inode, unless
- * something holds it open. */
-static void drop_name(struct fs *fs, const struct node *n)
+/* Drop the name @rn from the kernel's cache: it forgets the inode,
+ * unless something holds it open. */
+static void drop_name(struct fs *fs, const struct record_name *rn)
 {
 	char name[TREE_NAME_MAX];
+
+	tree_name(&rn->node, name, sizeof(name));
+	/* -ENOENT when the kernel had not cached it: fine. */
+	fuse_lowlevel_notify_inval_entry(fs->se, rn->parent, name,
+					 strlen(name));
+}
+
+/* The name of file @n (an extra inode's, snapshot.h) in its directory. */
+static void file_name(const struct node *n, struct record_name *rn)
+{
 	struct node dir;
 
-	tree_name(n, name, sizeof(name));
-	tree_parent(n, &dir);
-	/* -ENOENT when the kernel had not cached it: fine. */
-	fuse_lowlevel_notify_inval_entry(fs->se, node_ino(&dir), name,
-					 strlen(name));
-	/* No path walk comes through the name now without asking. */
-	held_uncache(fs->kheld, node_ino(n));
+	tree_parent(n, &dir); /* a file's directory shares its record */
+	rn->parent = node_id(&dir);
+	rn->node = *n;
 }
 
 /*
@@ -153,9 +169,10 @@ static struct fs *dropper_next(struct fs_dropper *d)
 
 /*
  * Drop the names the kernel keeps of directories of tasks that have
- * exited (held.h's held_gone()): each is an entry of the held table,
- * and the kernel, which keeps a name until memory runs short, would
- * otherwise grow it with every task a walk ever met.
+ * exited (records.h's records_gone()) that no exit record dropped (no
+ * listener, or one that lost records): each is a record, and the
+ * kernel, which keeps a name until memory runs short, would otherwise
+ * grow the table with every task a walk ever met.
  */
 static bool task_gone(void *ctx, pid_t pid, pid_t tid)
 {
@@ -172,17 +189,20 @@ static bool task_gone(void *ctx, pid_t pid, pid_t tid)
  */
 static void sweep_gone(struct fs *fs)
 {
-	struct node gone[FS_SWEEP_DROPS];
+	struct record_name *gone = malloc(FS_SWEEP_DROPS * sizeof(*gone));
 	size_t n, i, held;
 
-	n = held_gone(fs->kheld, task_gone, fs->env.engine, gone,
-		      FS_SWEEP_DROPS);
+	if (!gone)
+		return;
+	n = records_gone(fs->recs, task_gone, fs->env.engine, gone,
+			 FS_SWEEP_DROPS);
 	for (i = 0; i < n; i++)
 		drop_name(fs, &gone[i]);
+	free(gone);
 	/* Counted after the drops, some of whose forgets may have come:
 	 * the next sweep may come early, never late (counted before them,
 	 * the kernel held three times as many inodes under t1950's churn). */
-	held = held_count(fs->kheld);
+	held = records_count(fs->recs);
 	__atomic_store_n(&fs->sweep_at,
 			 (held > n ? held - n : 0) + FS_SWEEP_EVERY,
 			 __ATOMIC_RELAXED);
@@ -193,7 +213,7 @@ static void *dropper_main(void *arg)
 	struct fs_dropper *d = arg;
 	bool proc, file, sweep;
 	struct fs *fs = NULL;
-	struct node n;
+	struct record_name n;
 
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
@@ -304,8 +324,8 @@ static void drop_proc_entry(struct fs *fs)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* Queue the names of @count nodes @n to be dropped (as many as fit). */
-static void drop_names(struct fs *fs, const struct node *n, size_t count)
+/* Queue the @count names @n to be dropped (as many as fit). */
+static void drop_names(struct fs *fs, const struct record_name *n, size_t count)
 {
 	struct fs_dropper *d = fs->dropper;
 	size_t i;
@@ -325,7 +345,12 @@ static void drop_names(struct fs *fs, const struct node *n, size_t count)
 /* Queue the names of the idle extra inodes a sweep found. */
 static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
 {
-	drop_names(fs, idle->node, idle->count);
+	struct record_name rn[SNAPSHOT_SWEEP_MAX];
+	unsigned int i;
+
+	for (i = 0; i < idle->count; i++)
+		file_name(&idle->node[i], &rn[i]);
+	drop_names(fs, rn, idle->count);
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -405,13 +430,13 @@ static uid_t req_only_uid(struct request *r)
 static void drop_idle_views(struct fs *fs)
 {
 	unsigned int slot[16], nslots;
-	struct node n[FS_DROP_QUEUE];
+	struct record_name n[FS_DROP_QUEUE];
 
 	nslots = views_idle_held(fs->env.views, slot, 16);
 	if (nslots)
 		drop_names(fs, n,
-			   held_nodes(fs->kheld, slot, nslots, n,
-				      FS_DROP_QUEUE));
+			   records_in_slots(fs->recs, slot, nslots, n,
+					    FS_DROP_QUEUE));
 }
 
 /* The reader's own view, from its thread's namespace. */
@@ -475,44 +500,41 @@ static int req_node_view(fuse_req_t req, struct request *r,
 }
 
 /*
- * Whether node ID @ino, node @n, is still the task the kernel was told
- * it is: the start its last entry reply recorded is the start of the
- * task its numbers name now in the reader's view (held.h's
- * table). A descriptor, a working directory or a reopen of an inode
- * whose task exited, or whose number another task took, gets -ENOENT,
- * never that task; except while the kernel may still walk paths through
- * the name it cached of the inode (a directory's, for FS_TIMEOUT_S
- * after its last lookup): a request then may come from a path walk,
- * which gets the task that has the number now, as procfs gives it, and
- * the name is dropped from the kernel's cache at once, so that the next
- * walk asks for it afresh (and the kernel fails the held inode, whose
- * generation differs), and a holder is refused from then on.
- * *@start: the task's start, 0 outside tasks. An inode the table does
- * not know (none below proc/) is not judged.
+ * Whether node @n, of a record (n->rec, records.h), is still the task
+ * instance its record names, for the reader of @r, whose view is set:
+ * -ENOENT once that task is gone (exited and no longer kept) or its
+ * number is another task's, whoever asks and however long after
+ * (interface.md, "Names and identities"). The record's task, in the
+ * daemon's numbers, is the request's from here on (nodes.h's
+ * task_of()): it is not translated again. A node of no record, or of
+ * one that names no task (proc/), is not judged; nor is a task whose
+ * start cannot be read (a broken source: its files say so).
  */
-static int ident_check(struct request *r, uint64_t ino, const struct node *n,
-		       uint64_t *start)
+static int record_check(struct request *r, const struct node *n)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
-	uint64_t was;
-	bool cached;
+	struct record_task t;
+	uint64_t start;
+	struct node rn;
 	int ret;
 
-	*start = 0;
-	if (!tree_in_proc(n))
+	if (!n->rec)
 		return 0;
-	ret = task_start(r, n, start);
+	if (records_get(fs->recs, node_id(n), &rn, &t) < 0)
+		return -ENOENT;
+	if (!t.start)
+		return 0;
+	if (t.pid > 0 && r->view) {
+		r->task_view = r->view;
+		r->task_nr[0] = n->num[0];
+		r->task_nr[1] = n->num[1];
+		r->task_pid = t.pid;
+		r->task_tid = t.tid;
+	}
+	ret = task_start(r, n, &start);
 	if (ret < 0)
 		return ret;
-	if (!*start || held_start(fs->kheld, ino, &was, &cached) < 0 ||
-	    was == *start)
-		return 0;
-	if (!cached)
-		return -ENOENT;
-	/* Perhaps a walk's: answered, and the name dropped at once, so
-	 * that the next walk asks for it and a holder is refused. */
-	drop_names(fs, n, 1);
-	return 0;
+	return start && start != t.start ? -ENOENT : 0;
 }
 
 static void req_end(struct request *r)
@@ -572,11 +594,17 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
 }
 
+static void task_exited(void *ctx, pid_t tgid, pid_t tid);
+
 /* The mount is going: nothing of it is dropped from now on. */
 static void fs_destroy(void *userdata)
 {
 	struct fs *fs = userdata;
 	struct fs_dropper *d = fs->dropper;
+
+	if (fs->watching)
+		listener_unwatch(fs->env.listener, task_exited, fs);
+	fs->watching = false;
 
 	pthread_mutex_lock(&d->lock);
 	if (fs->registered) {
@@ -627,6 +655,12 @@ static double entry_timeout(struct request *r, const struct node *n,
 		return 0;
 	if (n->kind == K_PROC)
 		return proc_walks_ask(r) ? 0 : FS_PROC_TIMEOUT_S;
+	/* A task's name is kept only where its exit drops it (no exit
+	 * listener: a number taken again would find the name of the task
+	 * that had it, which answers ENOENT, not the new task). */
+	if ((n->kind == K_TGID || n->kind == K_TID) &&
+	    !req_fs((fuse_req_t)r->ctx)->watching)
+		return 0;
 	return node_cached_for(r, n);
 }
 
@@ -635,6 +669,7 @@ struct fs_text {
 	struct rbuf buf; /* first */
 	struct fs_held held; /* while an open file holds it */
 	struct budget_charge charge; /* while the daemon holds it */
+	bool fresh; /* atomic: an open's, not read at offset 0 yet */
 };
 
 static struct rbuf *text_new(void)
@@ -646,6 +681,7 @@ static struct rbuf *text_new(void)
 	rbuf_init(&t->buf);
 	t->charge.reader = NULL;
 	t->charge.bytes = 0;
+	t->fresh = true;
 	return &t->buf;
 }
 
@@ -840,10 +876,19 @@ static int listing_parse(const char *data, size_t bytes, const uint64_t **start,
 static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 {
 	struct fs *fs = arg;
+	struct rewind w = { (pid_t)ino, handle, NULL }, old;
 	size_t len = 0;
 	struct node n;
 
-	if (!ino || tree_node(node, &n) < 0 ||
+	/* A rewound open's snapshot: its thread's in @ino (fs_read()). */
+	if (node & KEEP_HANDLE_TAG) {
+		if (rewinds_put(fs->rw, node & ~KEEP_HANDLE_TAG, &w, &old) == 1)
+			keep_drop(fs->keep, old.handle);
+		return;
+	}
+	if (!ino ||
+	    (node_id_rec(node) ? records_get(fs->recs, node, &n, NULL) :
+				 tree_node(node, &n)) < 0 ||
 	    keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0)
 		return;
 	snapshots_adopt(fs->snaps, ino, &n, len);
@@ -856,6 +901,8 @@ void fs_set_view_record(struct fs *fs, struct view_record *record)
 
 int fs_set_keep(struct fs *fs, int fd, unsigned int starts)
 {
+	size_t bytes;
+	void *area;
 	int ret;
 
 	fs->opened = calloc(FS_KEEP_SLOTS, sizeof(*fs->opened));
@@ -864,6 +911,15 @@ int fs_set_keep(struct fs *fs, int fd, unsigned int starts)
 	ret = keep_map(fd, &fs->keep);
 	if (ret < 0)
 		return ret;
+	/* The records in the keep's memory, as a dead server left them. */
+	area = keep_records(fs->keep, &bytes);
+	if (area) {
+		records_free(fs->recs);
+		fs->recs = NULL;
+		ret = records_new(fs->env.views, area, bytes, &fs->recs);
+		if (ret < 0)
+			return ret;
+	}
 	snapshots_extras_from(fs->snaps, (uint64_t)starts << 40);
 	keep_each(fs->keep, adopt_open, fs);
 	return 0;
@@ -871,23 +927,7 @@ int fs_set_keep(struct fs *fs, int fd, unsigned int starts)
 
 int fs_keep_create(size_t data_bytes)
 {
-	return keep_create(FS_KEEP_SLOTS, data_bytes);
-}
-
-/*
- * Whether directory @dir (node ID @parent), which the child @n is
- * looked up in, is still the task it was (ident_check()); *@start, its
- * task's start, which its child has unless it is a task of its own.
- */
-static int lookup_dir_start(struct request *r, fuse_ino_t parent,
-			    const struct node *dir, const struct node *n,
-			    uint64_t *start)
-{
-	struct node named = *dir;
-
-	/* The directory as the reader's view names it, for its task. */
-	named.view = n->view;
-	return ident_check(r, parent, &named, start);
+	return keep_create(FS_KEEP_SLOTS, data_bytes, RECORDS_AREA_BYTES);
 }
 
 /*
@@ -896,9 +936,8 @@ static int lookup_dir_start(struct request *r, fuse_ino_t parent,
  * every path walk, so that no two walks share its page cache; its path
  * is checked as a cached dentry was, once in FS_TIMEOUT_S.
  */
-static int lookup_file(struct request *r, fuse_ino_t parent,
-		       const struct node *n, struct fuse_entry_param *ep,
-		       uint64_t *start)
+static int lookup_file(struct request *r, const struct node *n,
+		       struct fuse_entry_param *ep)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct budget_reader *who;
@@ -908,7 +947,7 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 	struct node dir;
 	bool checked = false;
 	size_t len;
-	int ret, err;
+	int ret;
 
 	tree_parent(n, &dir);
 	/* A path checked for another reader vouches for nothing to one
@@ -930,16 +969,6 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 	if (!who)
 		return ret;
 	ret = render_text(r, n, &text);
-	/* Its directory's task, after the content, whose reads may have
-	 * met it at no cost (nodes.h). */
-	if (ret != -ENOENT && ret != -ENOMEM && tree_in_proc(&dir)) {
-		err = lookup_dir_start(r, parent, &dir, n, start);
-		if (err < 0) {
-			if (ret == 0)
-				text_free(text);
-			ret = err;
-		}
-	}
 	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
 		text_free(text);
 		ret = -ENOMEM;
@@ -971,6 +1000,11 @@ static int lookup_file(struct request *r, fuse_ino_t parent,
 	 */
 	ep->generation = len;
 	ep->entry_timeout = 0;
+	/* Its own node ID is its record's node: counted there. */
+	if (n->rec && ep->ino == node_id(n) && records_hold(fs->recs, n) < 0) {
+		snapshots_forget(fs->snaps, ep->ino, 1);
+		return -ENOENT;
+	}
 	return 0;
 
 out_put:
@@ -979,41 +1013,104 @@ out_put:
 }
 
 /*
- * Tell the kernel node @n: below proc/, the inode is recorded as held,
- * and its generation says which task it is (held.h).
+ * The generation of an entry of a task that started at @start, @extra
+ * added (a file's length, snapshot.h): the kernel keeps 32 bits of it,
+ * and an inode whose generation differs from a reply's is stale.
  */
-static int lookup_reply(struct request *r, const struct node *n, uint64_t start,
-			struct fuse_entry_param *ep)
+static uint64_t entry_generation(uint64_t start, uint64_t extra)
 {
-	fuse_req_t req = r->ctx;
-	struct fs *fs = req_fs(req);
-	bool in_proc = tree_in_proc(n);
-	pid_t pid = 0, tid = 0;
+	return (uint32_t)((start ? hash_mix(start, 0) >> 32 : 0) + extra);
+}
+
+/*
+ * Whether the task of directory @n has exited already, though procfs
+ * still shows it (a zombie not yet reaped): its exit record came and
+ * dropped its names before this lookup, and nothing will drop this
+ * one when it is reaped and its number is taken again.
+ */
+static bool exited_already(struct request *r, const struct node *n)
+{
+	struct exited_task x;
+	struct timespec now;
+
+	if (!r->env->exited || r->view->nowhere)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return exited_find(r->env->exited, r->view->ns_ino, node_pid(n),
+			   node_tid(n),
+			   (uint64_t)now.tv_sec * 1000000000ULL +
+				   (uint64_t)now.tv_nsec,
+			   &x) == 0;
+}
+
+/*
+ * Name directory @n below proc/ in a record: proc/ of a view, a process
+ * or a thread (a record of its own: the instance whose start is
+ * @start, in directory node ID @parent), or a directory of its
+ * directory's record (threads/). Its node ID is then the record's.
+ * *@kept: whether it names a task kept since it exited, whose name the
+ * kernel must not keep: a live task that takes the number wins.
+ */
+static int name_dir(struct request *r, struct node *n, uint64_t start,
+		    uint64_t parent, bool *kept)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct record_task t = { .start = start, .parent = parent };
 	int ret;
 
-	if (in_proc) {
-		/* A task's directory: the task, to sweep its name once it
-		 * exits (the daemon's numbers are the node's in its own
-		 * view, for a task kept since it exited). */
-		if ((n->kind == K_TGID || n->kind == K_TID) &&
-		    task_of(r, n, &pid, &tid) < 0) {
-			pid = r->view->identity ? node_pid(n) : 0;
-			tid = r->view->identity ? node_tid(n) : 0;
-		}
-		ret = held_add(fs->kheld, ep->ino, n->view, start, pid, tid,
-			       (unsigned int)(ep->entry_timeout * 1000), NULL);
-		if (ret < 0)
-			return ret;
-		sweep_when_grown(fs, held_count(fs->kheld));
-		ep->generation = held_generation(
-			start, S_ISREG(ep->attr.st_mode) ? ep->generation : 0);
+	if (n->kind != K_PROC && n->kind != K_TGID && n->kind != K_TID)
+		return n->rec ? records_hold(fs->recs, n) : 0;
+	/* A task's directory: the task as the daemon numbers it, for its
+	 * requests and its exit (unknown for a task kept since it exited
+	 * in a view whose numbers are not the daemon's). */
+	*kept = false;
+	if (n->kind == K_PROC)
+		goto name;
+	if (task_of(r, n, &t.pid, &t.tid) < 0) {
+		t.pid = r->view->identity ? node_pid(n) : 0;
+		t.tid = r->view->identity ? node_tid(n) : 0;
+		*kept = true;
+	} else {
+		*kept = exited_already(r, n);
 	}
-	if (fuse_reply_entry(req, ep) != 0) { /* never known */
-		if (in_proc)
-			held_forget(fs->kheld, ep->ino, 1);
-		if (snapshot_ino(ep->ino))
-			snapshots_forget(fs->snaps, ep->ino, 1);
-	}
+name:
+	ret = records_name(fs->recs, n, &t);
+	if (ret == 0)
+		sweep_when_grown(fs, records_count(fs->recs));
+	return ret;
+}
+
+/* Tell the kernel node @n, whose lookups are counted (records, or the
+ * snapshots' extra inodes). */
+static void lookup_reply(struct request *r, const struct node *n,
+			 struct fuse_entry_param *ep)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+
+	if (fuse_reply_entry((fuse_req_t)r->ctx, ep) == 0)
+		return;
+	/* Never known: */
+	if (snapshot_ino(ep->ino))
+		snapshots_forget(fs->snaps, ep->ino, 1);
+	else if (n->rec)
+		records_forget(fs->recs, ep->ino, 1);
+}
+
+/*
+ * The node of node ID @ino: a record's, an extra inode's (snapshot.h)
+ * or the one its number encodes. -ENOENT when it names none.
+ */
+static int fs_node(struct fs *fs, uint64_t ino, struct node *n)
+{
+	struct owner o;
+	uint64_t size;
+
+	if (snapshot_ino(ino))
+		return snapshots_get(fs->snaps, ino, n, &o, &size);
+	if (node_id_rec(ino))
+		return records_get(fs->recs, ino, n, NULL);
+	if (tree_node(ino, n) < 0 || tree_in_proc(n))
+		return -ENOENT; /* below proc/, every node is a record's */
 	return 0;
 }
 
@@ -1024,45 +1121,44 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct request r;
 	struct node dir, n;
 	uint64_t start = 0;
+	bool kept = false;
 	int ret;
 
 	req_begin(req, &r);
 	memset(&ep, 0, sizeof(ep));
-	ret = tree_node(parent, &dir);
+	ret = fs_node(fs, parent, &dir);
 	if (ret == 0)
 		ret = tree_child(&dir, name, &n);
 	if (ret == 0 && tree_in_proc(&n)) {
 		ret = req_node_view(req, &r, &n);
 		n.view = r.view->slot;
 	}
-	/*
-	 * Below a task's directory: still that task (ident_check())? Once
-	 * the kernel may no longer walk through its cached name, a lookup
-	 * below it comes from a directory held open or as a working
-	 * directory, and fails if another task took the number.
-	 */
+	/* Below a task's directory: still that task? */
+	if (ret == 0)
+		ret = record_check(&r, &dir);
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
-		ret = lookup_file(&r, parent, &n, &ep, &start);
+		ret = lookup_file(&r, &n, &ep);
 	} else if (ret == 0) {
 		ret = tree_check(&r, &n, &ep.attr);
-		if (ret == 0 && tree_in_proc(&dir))
-			ret = lookup_dir_start(&r, parent, &dir, &n, &start);
-		ep.ino = node_ino(&n);
-		ep.entry_timeout = entry_timeout(&r, &n, ep.attr.st_mode);
+		/* A process or thread: which one, now. */
+		if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
+			ret = task_start(&r, &n, &start);
+		if (ret == 0 && tree_in_proc(&n))
+			ret = name_dir(&r, &n, start, parent, &kept);
+		ep.ino = node_id(&n);
+		ep.entry_timeout =
+			kept ? 0 : entry_timeout(&r, &n, ep.attr.st_mode);
 	}
-	/* A process or thread: which one, now. */
-	if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
-		ret = task_start(&r, &n, &start);
 	if (ret == 0) {
 		ep.attr_timeout = S_ISREG(ep.attr.st_mode) ?
 					  FS_TIMEOUT_S :
 					  node_cached_for(&r, &n);
-		ret = lookup_reply(&r, &n, start, &ep);
-		if (ret < 0 && snapshot_ino(ep.ino))
-			snapshots_forget(fs->snaps, ep.ino, 1);
-	}
-	if (ret < 0)
+		ep.generation = entry_generation(
+			start, S_ISREG(ep.attr.st_mode) ? ep.generation : 0);
+		lookup_reply(&r, &n, &ep);
+	} else {
 		fuse_reply_err(req, -ret); /* negative entries are not cached */
+	}
 	req_end(&r);
 }
 
@@ -1072,13 +1168,10 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
  */
 static int file_node(struct fs *fs, uint64_t ino, struct node *n)
 {
-	struct owner o;
-	uint64_t size;
+	int ret = fs_node(fs, ino, n);
 
-	if (snapshot_ino(ino))
-		return snapshots_get(fs->snaps, ino, n, &o, &size);
-	if (tree_node(ino, n) < 0)
-		return -ENOENT;
+	if (ret < 0)
+		return ret;
 	return S_ISREG(tree_mode(n)) ? 0 : -EISDIR;
 }
 
@@ -1095,7 +1188,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 	size_t len = 0;
 	struct stat st;
 	struct owner o;
-	uint64_t size, start;
+	uint64_t size;
 	struct node n;
 	int ret;
 
@@ -1108,7 +1201,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 		if (ret == 0)
 			ret = req_node_view(req, r, &n);
 		if (ret == 0)
-			ret = ident_check(r, ino, &n, &start);
+			ret = record_check(r, &n);
 		if (ret == 0) {
 			tree_stat(r, &n, &st);
 			ret = render_text(r, &n, &now);
@@ -1139,17 +1232,17 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
+	struct fs *fs = req_fs(req);
 	struct request r;
-	uint64_t start;
 	struct stat st;
 	struct node n;
 	int ret;
 
 	req_begin(req, &r);
 	if (snapshot_ino(ino) ||
-	    (tree_node(ino, &n) == 0 && S_ISREG(tree_mode(&n)))) {
+	    (fs_node(fs, ino, &n) == 0 && S_ISREG(tree_mode(&n)))) {
 		getattr_file(req, &r, ino, fi);
-	} else if (tree_node(ino, &n) < 0) {
+	} else if (fs_node(fs, ino, &n) < 0) {
 		fuse_reply_err(req, ENOENT);
 	} else {
 		/* Asked again for the reader now asking, whoever looked
@@ -1157,9 +1250,9 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		 * and whether it is still the task it was. */
 		ret = req_node_view(req, &r, &n);
 		if (ret == 0)
-			ret = tree_check(&r, &n, &st);
+			ret = record_check(&r, &n);
 		if (ret == 0)
-			ret = ident_check(&r, ino, &n, &start);
+			ret = tree_check(&r, &n, &st);
 		if (ret < 0)
 			fuse_reply_err(req, -ret);
 		else
@@ -1176,7 +1269,7 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 	int ret;
 
 	req_begin(req, &r);
-	ret = tree_node(ino, &n);
+	ret = fs_node(req_fs(req), ino, &n);
 	if (ret == 0)
 		ret = req_node_view(req, &r, &n);
 	if (ret == 0)
@@ -1219,7 +1312,6 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct budget_reader *who = NULL;
 	struct request r;
-	uint64_t start;
 	struct stat st;
 	struct owner o;
 	int ret;
@@ -1227,9 +1319,9 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	req_begin(req, &r);
 	ret = req_node_view(req, &r, n);
 	if (ret == 0)
-		ret = req_check_named(&r, n);
+		ret = record_check(&r, n);
 	if (ret == 0)
-		ret = ident_check(&r, ino, n, &start);
+		ret = req_check_named(&r, n);
 	if (ret == 0)
 		who = req_admit(&r, n, &ret);
 	if (ret == 0)
@@ -1256,6 +1348,27 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	return ret;
 }
 
+/*
+ * Whether file @n, whose content its lookup made, is still its task's:
+ * the open of an O_PATH descriptor's name, reopened through
+ * /proc/self/fd/N, comes without a lookup of its own, and takes the
+ * content that the O_PATH open's lookup made, however long ago.
+ */
+static int open_check(fuse_req_t req, const struct node *n)
+{
+	struct request r;
+	int ret;
+
+	if (!n->rec)
+		return 0;
+	req_begin(req, &r);
+	ret = req_node_view(req, &r, n);
+	if (ret == 0)
+		ret = record_check(&r, n);
+	req_end(&r);
+	return ret;
+}
+
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
@@ -1270,12 +1383,19 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ret == 0)
 		ret = snapshots_open(fs->snaps, ino, &n, fuse_req_ctx(req)->pid,
 				     &text);
-	if (ret == 0) {
+	if (ret == 0 && (ret = open_check(req, &n)) < 0) {
+		text_free(text);
+		snapshots_release(fs->snaps, ino);
+	} else if (ret == 0) {
 		/*
-		 * The lookup's content, through the page cache, which the
-		 * kernel empties of an earlier lookup's pages at this open.
+		 * The lookup's content, of the size the lookup told: the
+		 * kernel empties the inode's page cache of an earlier
+		 * lookup's pages at this open, and a page-cache reader
+		 * (sendfile, splice, mmap) reads it through there. Reads
+		 * come here (direct_io), so that a read at offset 0
+		 * after the first takes a new snapshot (fs_read()).
 		 */
-		fi->direct_io = 0;
+		fi->direct_io = 1;
 		fi->keep_cache = 0;
 	} else if (ret == 1 &&
 		   (ret = open_again(req, ino, &n, fi, &text)) < 0) {
@@ -1285,7 +1405,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	ret = keep_open(fs, text_held(text), ino, node_ino(&n), text->data,
+	ret = keep_open(fs, text_held(text), ino, node_id(&n), text->data,
 			text->len, &fi->fh);
 	if (ret < 0) {
 		text_free(text);
@@ -1330,20 +1450,163 @@ static void reply_snapshot(fuse_req_t req, const struct rbuf *b, size_t size,
 	reply_from_snapshot(req, b->data + off, size);
 }
 
-static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
+/* What a read serves from a snapshot in the keep. */
+struct fs_reading {
+	fuse_req_t req;
+	struct fs *fs;
+	size_t size;
+	off_t off;
+};
+
+static void serve_handle(void *ctx, uint64_t handle)
 {
+	struct fs_reading *rd = ctx;
 	struct rbuf b = { 0 };
 	const char *data;
 
-	(void)ino;
-	if (keep_get(req_fs(req)->keep, fi->fh, &data, &b.len, NULL, NULL) <
-	    0) {
-		fuse_reply_err(req, EIO); /* a handle never given */
+	if (keep_get(rd->fs->keep, handle, &data, &b.len, NULL, NULL) < 0) {
+		fuse_reply_err(rd->req, EIO); /* a handle never given */
 		return;
 	}
 	b.data = (char *)(uintptr_t)data;
-	reply_snapshot(req, &b, size, off);
+	reply_snapshot(rd->req, &b, rd->size, rd->off);
+}
+
+/*
+ * Whether open @fh has not been read at offset 0 yet: its first such
+ * read serves the content of its open, every later one takes a new
+ * snapshot. An open a dead server made is not known here: each of its
+ * reads at offset 0 takes a new snapshot.
+ */
+static bool open_fresh(struct fs *fs, uint64_t fh)
+{
+	uint32_t slot = handle_slot(fh);
+	struct fs_held *h;
+
+	if (slot >= FS_KEEP_SLOTS)
+		return false;
+	h = __atomic_load_n(&fs->opened[slot], __ATOMIC_ACQUIRE);
+	if (!h || h->listing || h->handle != fh)
+		return false;
+	return __atomic_exchange_n(&text_of(held_text(h))->fresh, false,
+				   __ATOMIC_ACQ_REL);
+}
+
+static void rewind_drop(void *ctx, const struct rewind *w)
+{
+	struct fs *fs = ctx;
+
+	keep_drop(fs->keep, w->handle);
+	text_free(w->owned);
+}
+
+static void rewind_forget(void *ctx, const struct rewind *w)
+{
+	(void)ctx;
+	text_free(w->owned);
+}
+
+/*
+ * A new snapshot of file @n for the reader of @r, rewinding inode
+ * @ino's open @fh, kept (the keep, under the open's handle tagged, and
+ * the reading thread's pid) and recorded as that thread's (rewinds.h).
+ * When it is longer than the kernel may think the inode is, the size
+ * grows first, as at an open without a lookup (open_again()).
+ */
+static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
+		       const struct node *n)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
+	struct rewind w = { r->pid, 0, NULL }, old;
+	struct budget_reader *who;
+	struct rbuf *text;
+	struct stat st;
+	struct owner o;
+	int ret;
+
+	who = req_admit(r, n, &ret);
+	if (!who)
+		return ret;
+	ret = render_text(r, n, &text);
+	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
+		text_free(text);
+		ret = -ENOMEM;
+	}
+	budget_reader_put(who);
+	if (ret < 0)
+		return ret;
+	if (keep_put(fs->keep, (uint64_t)r->pid, KEEP_HANDLE_TAG | fh,
+		     text->data, text->len, &w.handle) < 0) {
+		text_free(text);
+		return -ENOMEM;
+	}
+	keep_commit(fs->keep, w.handle);
+	w.owned = text;
+	ret = rewinds_put(fs->rw, fh, &w, &old);
+	if (ret < 0) {
+		rewind_drop(fs, &w);
+		return ret;
+	}
+	if (ret == 1)
+		rewind_drop(fs, &old);
+	tree_stat(r, n, &st);
+	o.uid = st.st_uid;
+	o.gid = st.st_gid;
+	if (snapshots_resize(fs->snaps, ino, &o, text->len))
+		fuse_lowlevel_notify_store(fs->se, ino, (off_t)text->len, &none,
+					   0);
+	return 0;
+}
+
+/*
+ * A read at offset 0 of open @fh after its first: a new snapshot, for
+ * the reading thread, of the file its open took, if it is still the
+ * task it was (record_check()); then the read is served from it.
+ */
+static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
+			 uint64_t fh)
+{
+	struct fs *fs = rd->fs;
+	struct request r;
+	uint64_t node;
+	struct node n;
+	int ret;
+
+	req_begin(req, &r);
+	ret = keep_get(fs->keep, fh, NULL, NULL, NULL, &node);
+	if (ret == 0)
+		ret = fs_node(fs, node, &n);
+	if (ret == 0)
+		ret = req_node_view(req, &r, &n);
+	if (ret == 0)
+		ret = record_check(&r, &n);
+	if (ret == 0)
+		ret = rewind_take(&r, ino, fh, &n);
+	req_end(&r);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else if (!rewinds_serve(fs->rw, fh, r.pid, serve_handle, rd))
+		fuse_reply_err(req, EIO);
+}
+
+/*
+ * A read of open @fh: at offset 0, the open's content the first time,
+ * a new snapshot after (rewinds.h); at any other offset, the snapshot
+ * the reading thread's last read at offset 0 took, else the open's
+ * last one.
+ */
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fs_reading rd = { req, req_fs(req), size, off };
+
+	if (off == 0 && !open_fresh(rd.fs, fi->fh))
+		read_rewound(req, ino, &rd, fi->fh);
+	else if (off == 0 ||
+		 !rewinds_serve(rd.fs->rw, fi->fh, fuse_req_ctx(req)->pid,
+				serve_handle, &rd))
+		serve_handle(&rd, fi->fh);
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
@@ -1351,24 +1614,30 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct fs *fs = req_fs(req);
 	struct fs_held *h = keep_close(fs, fi->fh);
+	struct rewind w[REWINDS_PER_OPEN];
+	size_t n;
 
 	if (h) {
 		unhold(fs, h);
 		text_free(held_text(h));
 	}
+	n = rewinds_close(fs->rw, fi->fh, w);
+	while (n)
+		rewind_drop(fs, &w[--n]);
 	snapshots_release(fs->snaps, ino);
 	fuse_reply_err(req, 0);
 }
 
 /*
- * The kernel forgets inodes: snapshots go, and below proc/ the held
- * table's entries; the others are numbers.
+ * The kernel forgets inodes: extra inodes go, and records below proc/;
+ * the others are numbers.
  */
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	held_forget(fs->kheld, ino, nlookup);
 	if (snapshot_ino(ino))
 		snapshots_forget(fs->snaps, ino, nlookup);
+	else if (node_id_rec(ino))
+		records_forget(fs->recs, ino, nlookup);
 }
 
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -1430,22 +1699,21 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct budget_reader *who = NULL;
 	struct fs_listing *l = NULL;
 	struct request r;
-	uint64_t start;
 	struct stat st;
 	struct node n;
 	int ret;
 
 	req_begin(req, &r);
-	ret = tree_node(ino, &n);
+	ret = fs_node(req_fs(req), ino, &n);
 	if (ret == 0 && !S_ISDIR(tree_mode(&n)))
 		ret = -ENOTDIR;
 	if (ret == 0)
 		ret = req_node_view(req, &r, &n);
 	r.entering = true;
 	if (ret == 0)
-		ret = tree_check(&r, &n, &st);
+		ret = record_check(&r, &n);
 	if (ret == 0)
-		ret = ident_check(&r, ino, &n, &start);
+		ret = tree_check(&r, &n, &st);
 	if (ret == 0)
 		who = req_admit(&r, &n, &ret);
 	if (ret == 0) {
@@ -1672,6 +1940,12 @@ const struct fuse_lowlevel_ops *fs_operations(void)
 	return &fs_ops;
 }
 
+/* info's inode_records: the records this mount's kernel holds. */
+static size_t env_records(const struct tree_env *env)
+{
+	return records_count(container_of(env, struct fs, env)->recs);
+}
+
 int fs_new(struct engine *engine, struct views *views,
 	   const struct access_policy *access, struct fs_dropper *dropper,
 	   struct fs **out)
@@ -1684,12 +1958,19 @@ int fs_new(struct engine *engine, struct views *views,
 		free(fs);
 		return -ENOMEM;
 	}
-	if (held_new(views, &fs->kheld) < 0) {
+	if (rewinds_new(&fs->rw) < 0) {
+		snapshots_free(fs->snaps);
+		free(fs);
+		return -ENOMEM;
+	}
+	if (records_new(views, NULL, 0, &fs->recs) < 0) {
+		rewinds_free(fs->rw, NULL, NULL);
 		snapshots_free(fs->snaps);
 		free(fs);
 		return -ENOMEM;
 	}
 	fs->env.engine = engine;
+	fs->env.records = env_records;
 	fs->env.views = views;
 	fs->env.access = *access;
 	fs->env.uid = getuid();
@@ -1719,10 +2000,25 @@ void fs_set_session(struct fs *fs, struct fuse_session *se)
 	fs->se = se;
 }
 
+/*
+ * A task exited (the listener's thread, listener.h): the kernel drops
+ * the names of its directories, in every view, so that the next walk
+ * looks the number up afresh, and a task that takes it is a new name.
+ */
+static void task_exited(void *ctx, pid_t tgid, pid_t tid)
+{
+	struct fs *fs = ctx;
+	struct record_name names[16];
+
+	drop_names(fs, names, records_of_task(fs->recs, tgid, tid, names, 16));
+}
+
 void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l)
 {
 	fs->env.exited = x;
 	fs->env.listener = l;
+	if (l && listener_watch(l, task_exited, fs) == 0)
+		fs->watching = true;
 }
 
 void fs_free(struct fs *fs)
@@ -1741,7 +2037,9 @@ void fs_free(struct fs *fs)
 	}
 	pthread_mutex_destroy(&fs->held_lock);
 	snapshots_free(fs->snaps);
-	held_free(fs->kheld);
+	records_free(fs->recs);
+	/* Their contents stay in the keep, for a successor. */
+	rewinds_free(fs->rw, rewind_forget, NULL);
 	keep_unmap(fs->keep);
 	free(fs->opened);
 	free(fs);

@@ -38,10 +38,14 @@
 #include "view.h"
 
 /*
- * Entry and attribute timeout, s: lookups are cached this long, so a
- * task that exits disappears from the tree within it. The entries of
- * proc/self and groups/current are not cached, nor are negative
- * lookups (a new process is there at once).
+ * Entry and attribute timeout, s: lookups are cached this long. A
+ * task's directory is kept this long only where the exit listener
+ * tells the daemon when the task exits (fs_set_exited()), which then
+ * has the kernel drop its names; else, and for a task kept since it
+ * exited, its name is not cached (a live task that takes its number
+ * is found at the next walk). The entries of proc/self and
+ * groups/current are not cached, nor are negative lookups (a new
+ * process is there at once).
  */
 #define FS_TIMEOUT_S 1.0
 
@@ -78,8 +82,10 @@ int fs_new(struct engine *engine, struct views *views,
 void fs_set_session(struct fs *fs, struct fuse_session *se);
 
 /*
- * fs_set_exited - serve the exited tasks kept in @x, which @l files.
- * Call it before serving; both outlive @fs.
+ * fs_set_exited - serve the exited tasks kept in @x, which @l files,
+ * and have the kernel drop the names of every task @l says exited
+ * (listener_watch(), until the session's destroy or fs_free()). Call
+ * it before serving; both outlive @fs.
  */
 void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l);
 
@@ -120,8 +126,13 @@ void fs_free(struct fs *fs);
 /*
  * fs_operations - the operations of a timingfs mount. Every handler is
  * safe to call from several threads at once. An open serves the content
- * its lookup made through the page cache, and one that came without a
- * lookup (snapshot.h) content made afresh, with direct_io.
+ * its lookup made, and one that came without a lookup (snapshot.h)
+ * content made afresh, both with direct_io: read(2) comes to the daemon
+ * (a read at offset 0 after the first takes a new snapshot, rewinds.h),
+ * page-cache readers (sendfile, splice, mmap) read the open's content
+ * through the inode's page cache, up to the size the lookup told.
+ * Below proc/ a node ID names a record (records.h): requests on a name
+ * whose task is gone, or whose number another task took, are ENOENT.
  */
 const struct fuse_lowlevel_ops *fs_operations(void);
 

@@ -31,7 +31,9 @@
 #include "keep.h"
 
 #define KEEP_MAGIC "tfs-keep"
-#define KEEP_VERSION 1
+#define KEEP_VERSION 2
+/* A store of version 1 has no record area (keep_records()). */
+#define KEEP_VERSION_NO_RECORDS 1
 /* The table's or the data area's most bytes: their sum fits an off_t
  * and a size_t, rounded up. */
 #define KEEP_SIZE_MAX                                                     \
@@ -61,6 +63,9 @@ struct keep_header {
 	uint64_t data_off; /* after the table, a multiple of KEEP_CHUNK */
 	uint64_t data_bytes; /* a multiple of KEEP_CHUNK */
 	uint64_t total_bytes; /* the memfd's size */
+	/* Version 2: */
+	uint64_t records_off; /* after the data area, a multiple of KEEP_CHUNK */
+	uint64_t records_bytes; /* a multiple of KEEP_CHUNK; 0: none */
 };
 
 /* Every field but the content is read and written as an atomic. */
@@ -91,6 +96,8 @@ struct keep {
 	uint32_t slots;
 	char *data;
 	size_t npages;
+	void *records; /* the record area, or NULL */
+	size_t records_bytes;
 
 	pthread_mutex_t lock; /* the allocator: */
 	uint32_t *free_slot; /* a stack of free slots below @fresh */
@@ -123,11 +130,13 @@ static uint64_t pages_of(uint64_t len)
  * The layout of a store of @slots slots and at least @data_bytes of
  * data, into @h: false when it overflows.
  */
-static bool layout(uint32_t slots, uint64_t data_bytes, struct keep_header *h)
+static bool layout(uint32_t slots, uint64_t data_bytes, uint64_t records_bytes,
+		   struct keep_header *h)
 {
 	uint64_t table = (uint64_t)slots * sizeof(struct keep_slot);
 
-	if (data_bytes > KEEP_SIZE_MAX || table > KEEP_SIZE_MAX)
+	if (data_bytes > KEEP_SIZE_MAX || table > KEEP_SIZE_MAX ||
+	    records_bytes > KEEP_SIZE_MAX)
 		return false;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, KEEP_MAGIC, sizeof(h->magic));
@@ -139,17 +148,20 @@ static bool layout(uint32_t slots, uint64_t data_bytes, struct keep_header *h)
 	h->data_off = round_up(KEEP_PAGE + table, KEEP_CHUNK);
 	h->data_bytes = round_up(data_bytes, KEEP_CHUNK);
 	h->total_bytes = h->data_off + h->data_bytes;
+	h->records_bytes = round_up(records_bytes, KEEP_CHUNK);
+	h->records_off = h->records_bytes ? h->total_bytes : 0;
+	h->total_bytes += h->records_bytes;
 	return true;
 }
 
-int keep_create(unsigned int slots, size_t data_bytes)
+int keep_create(unsigned int slots, size_t data_bytes, size_t records_bytes)
 {
 	struct keep_header h;
 	ssize_t written;
 	int fd, err;
 
 	if (slots < 1 || slots > KEEP_SLOTS_MAX ||
-	    !layout(slots, data_bytes, &h))
+	    !layout(slots, data_bytes, records_bytes, &h))
 		return -EINVAL;
 	fd = memfd_create("timingfs-keep", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
@@ -173,13 +185,21 @@ out_close:
 	return -err;
 }
 
-/* Whether @fd's header @h is one keep_create() writes, for its size. */
-static bool header_valid(const struct keep_header *h, off_t size)
+/*
+ * Whether @fd's header @h is one keep_create() writes, for its size: of
+ * this version, or of version 1, which an older server made and which
+ * has no record area (its header ends before records_off, read as 0).
+ */
+static bool header_valid(struct keep_header *h, off_t size)
 {
 	struct keep_header want;
 
+	if (h->version == KEEP_VERSION_NO_RECORDS) {
+		h->records_off = h->records_bytes = 0;
+		h->version = KEEP_VERSION;
+	}
 	if (h->slots < 1 || h->slots > KEEP_SLOTS_MAX ||
-	    !layout(h->slots, h->data_bytes, &want))
+	    !layout(h->slots, h->data_bytes, h->records_bytes, &want))
 		return false;
 	return memcmp(h, &want, sizeof(want)) == 0 &&
 	       (uint64_t)size == h->total_bytes;
@@ -464,6 +484,8 @@ int keep_map(int fd, struct keep **out)
 	k->base = base;
 	k->table = (struct keep_slot *)(k->base + h.table_off);
 	k->data = k->base + h.data_off;
+	k->records = h.records_bytes ? k->base + h.records_off : NULL;
+	k->records_bytes = h.records_bytes;
 	rebuild(k, fd, &h);
 	give_back_free(k);
 	*out = k;
@@ -475,6 +497,12 @@ out_free:
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 	return -err;
+}
+
+void *keep_records(const struct keep *k, size_t *bytes)
+{
+	*bytes = k->records ? k->records_bytes : 0;
+	return k->records;
 }
 
 void keep_unmap(struct keep *k)

@@ -22,7 +22,9 @@
  *     content itself (KEEP_INLINE bytes or less: a value file needs no
  *     data page) or where its pages are;
  *   the data area at a multiple of KEEP_CHUNK: contents longer than
- *     KEEP_INLINE, each in whole pages of KEEP_PAGE bytes, contiguous.
+ *     KEEP_INLINE, each in whole pages of KEEP_PAGE bytes, contiguous;
+ *   the record area after it (version 2): bytes that the caller lays
+ *     out and writes itself (keep_records()), zero until written.
  * A handle is the slot's sequence number in bits 32 to 62 and the
  * slot's index + 1 in its low 32 bits: nonzero, and never again the
  * name of another content (until a slot has been reused 2^31 times).
@@ -92,13 +94,14 @@ struct keep;
  * keep_create - a new, empty store in a memfd, able to hold @slots
  * contents (1 to KEEP_SLOTS_MAX) and @data_bytes of contents longer
  * than KEEP_INLINE in all (rounded up to whole KEEP_CHUNKs; a content
- * takes whole pages): the header is written, the rest is a hole. The
+ * takes whole pages), with a record area of @records_bytes (rounded up
+ * likewise; 0: none): the header is written, the rest is a hole. The
  * descriptor has FD_CLOEXEC set (the caller clears it to pass it
  * through exec), and its size is sealed. Returns the descriptor, or
  * -EINVAL (@slots out of range, or a size that overflows), or -errno
  * of memfd_create(2), ftruncate(2), pwrite(2), fcntl(2).
  */
-int keep_create(unsigned int slots, size_t data_bytes);
+int keep_create(unsigned int slots, size_t data_bytes, size_t records_bytes);
 
 /*
  * keep_map - map the store in @fd for this process into *@out, and
@@ -113,6 +116,16 @@ int keep_create(unsigned int slots, size_t data_bytes);
  * fstat(2), pread(2), mmap(2).
  */
 int keep_map(int fd, struct keep **out);
+
+/*
+ * keep_records - the record area of @k's store, its size in *@bytes:
+ * memory of the caller's, shared by every process that maps the store
+ * and kept with it, zero where never written; NULL and 0 for a store
+ * made without one (or by a server of version 1, before there was one).
+ * The keep never reads or writes it; its layout, its locking and its
+ * crash consistency are the caller's.
+ */
+void *keep_records(const struct keep *k, size_t *bytes);
 
 /*
  * keep_unmap - unmap @k and free this process's part of it; NULL is

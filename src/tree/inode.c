@@ -23,4 +23,5 @@ void node_of(uint64_t ino, struct node *n)
 	n->view = (unsigned int)(ino >> VIEW_SHIFT) & (VIEW_SLOTS - 1);
 	n->num[0] = (uint32_t)(ino >> NUM0_SHIFT) & NODE_NUM_MAX;
 	n->num[1] = (uint32_t)(ino >> NUM1_SHIFT) & NODE_NUM_MAX;
+	n->rec = 0;
 }

@@ -11,12 +11,26 @@
  *	bits 18..39  num[0]: the group N, or the PID
  *	bits 40..61  num[1]: the processor M, or the TID
  *
- * so a node needs no table of its own: any request is served from its
- * inode number alone, and the kernel, whose dentry and attribute caches
- * are shared by every reader of a mount, never mixes up the names of
- * two views, whose inode numbers differ. A number names a task by its
- * number only; which task the kernel was told it is, is the FUSE
- * layer's (held.h), for the inodes the kernel holds below proc/.
+ * and the kernel, whose dentry and attribute caches are shared by every
+ * reader of a mount, never mixes up the names of two views, whose
+ * inode numbers differ. That number is a node's st_ino, and the node ID
+ * the kernel knows it by outside proc/.
+ *
+ * Below proc/ a number names a task by its number only, and a name must
+ * be one task instance (interface.md, "Names and identities"): there
+ * the FUSE layer names every node in a record of its own table
+ * (records.h), one for proc/ of each view and one for each task
+ * instance in each view, and the node ID is the record's,
+ *
+ *	bits  0..7   kind
+ *	bits  8..31  the record's index (rec)
+ *	bit   62     set
+ *
+ * so that the records' IDs, handed out lowest first, differ in their
+ * low bits and spread over the kernel's inode hash (fs/inode.c hash()
+ * folds the bits above about 40 into a few buckets, where the TID of
+ * the number above lands: a walk of a process's thousands of threads
+ * was quadratic). A task's files and threads/ share its record.
  */
 #ifndef TIMINGFS_INODE_H
 #define TIMINGFS_INODE_H
@@ -50,7 +64,12 @@ struct node {
 	unsigned int kind;
 	unsigned int view; /* a view slot, below proc/ */
 	uint32_t num[2];
+	uint32_t rec; /* the FUSE layer's record naming it (above); 0: none */
 };
+
+#define NODE_REC_BIT (1ULL << 62)
+#define NODE_REC_BITS 24
+#define NODE_REC_MAX ((1U << NODE_REC_BITS) - 1)
 
 /* Who owns a node. */
 struct owner {
@@ -61,8 +80,27 @@ struct owner {
 /* node_ino - the inode number of @n. */
 uint64_t node_ino(const struct node *n);
 
-/* node_of - the node of inode number @ino (its kind unchecked). */
+/* node_of - the node of inode number @ino (its kind unchecked; no rec). */
 void node_of(uint64_t ino, struct node *n);
+
+/* node_id - the node ID the kernel knows @n by: its record's, else its
+ * inode number. */
+static inline uint64_t node_id(const struct node *n)
+{
+	if (!n->rec)
+		return node_ino(n);
+	return NODE_REC_BIT | (uint64_t)n->rec << NODE_KIND_BITS | n->kind;
+}
+
+/* node_id_rec - the record of node ID @id, or 0 when it names none. */
+static inline uint32_t node_id_rec(uint64_t id)
+{
+	if ((id >> 62) != 1 ||
+	    (id >> (NODE_KIND_BITS + NODE_REC_BITS)) !=
+		    (NODE_REC_BIT >> (NODE_KIND_BITS + NODE_REC_BITS)))
+		return 0;
+	return (uint32_t)(id >> NODE_KIND_BITS) & NODE_REC_MAX;
+}
 
 /* The numbers of a node, by what they mean. */
 static inline unsigned int node_group(const struct node *n)

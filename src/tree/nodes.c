@@ -42,6 +42,21 @@ static int exited_lookup(struct request *r, pid_t vpid, pid_t vtid,
 	return view_shows_owner(r->view, x->uid) ? 0 : -ENOENT;
 }
 
+/*
+ * The daemon's number of process @vpid of @r's view: the task this
+ * request already resolved for that number (task_of(), or the FUSE
+ * layer's record of the node asked about, which names one task
+ * instance and is never translated again), else the view's
+ * translation now. -ENOENT when the view has no such number.
+ */
+static int process_pid(struct request *r, pid_t vpid)
+{
+	if (r->task_pid > 0 && r->task_view == r->view &&
+	    r->task_nr[0] == (uint32_t)vpid)
+		return r->task_pid;
+	return view_to_daemon(r->view, vpid);
+}
+
 /* When process @vpid of @r's view was made: alive, or kept. */
 static int process_creation(struct request *r, pid_t vpid, uint64_t *ns)
 {
@@ -50,7 +65,7 @@ static int process_creation(struct request *r, pid_t vpid, uint64_t *ns)
 	struct exited_task x;
 	int pid, ret = -ENOENT;
 
-	pid = view_to_daemon(r->view, vpid);
+	pid = process_pid(r, vpid);
 	if (pid >= 0)
 		ret = engine_task_times(e, pid, 0, TASK_START, &t);
 	if (ret == -ENOENT) {
@@ -257,6 +272,8 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	} else if (ret == 0) {
 		ret = rbuf_printf(b, "exit_source none\n");
 	}
+	if (ret == 0 && env->records)
+		ret = rbuf_printf(b, "inode_records %zu\n", env->records(env));
 	if (ret == 0 && server_starts)
 		ret = rbuf_printf(b, "server_pid %d\nserver_starts %u\n",
 				  (int)server_pid, server_starts);
@@ -517,7 +534,7 @@ int show_threads_table(struct request *r, const struct node *n, struct rbuf *b)
 	struct exited_task x;
 	int ret;
 
-	ret = view_to_daemon(r->view, node_pid(n));
+	ret = process_pid(r, node_pid(n));
 	if (ret < 0 && exited_lookup(r, node_pid(n), 0, &x) < 0)
 		return ret;
 	t.pid = ret < 0 ? 0 : ret;
@@ -728,7 +745,7 @@ int check_pid(struct request *r, const struct node *n, struct owner *o)
 	struct task_ident id;
 	int pid, ret;
 
-	pid = view_to_daemon(r->view, node_pid(n));
+	pid = process_pid(r, node_pid(n));
 	if (pid >= 0) {
 		ret = engine_task_ident(r->env->engine, pid, 0, &id);
 		if (ret == 0) {
@@ -855,7 +872,7 @@ int list_tids(struct request *r, const struct node *dir, struct listing *l)
 
 	if (r->env->exited && process_creation(r, node_pid(dir), &tl.born) < 0)
 		return -ENOENT;
-	pid = view_to_daemon(r->view, node_pid(dir));
+	pid = process_pid(r, node_pid(dir));
 	if (pid >= 0)
 		ret = engine_for_each_thread(r->env->engine, pid, list_task,
 					     &tl);

@@ -281,7 +281,7 @@ bool snapshots_checked(struct snapshots *s, const struct node *dir,
 	bool fresh;
 
 	pthread_mutex_lock(&s->lock);
-	e = find(s, node_ino(dir));
+	e = find(s, node_id(dir));
 	fresh = e && now - e->checked_ms < SNAPSHOT_CHECKED_MS;
 	if (fresh)
 		*o = e->owner;
@@ -319,10 +319,10 @@ static int mark_checked(struct snapshots *s, const struct node *dir,
 			const struct owner *o, struct budget_reader *who,
 			long long now)
 {
-	struct entry *e = find(s, node_ino(dir));
+	struct entry *e = find(s, node_id(dir));
 
 	if (!e)
-		e = entry_new(s, node_ino(dir), dir, who);
+		e = entry_new(s, node_id(dir), dir, who);
 	if (!e)
 		return -ENOMEM;
 	e->checked_ms = now;
@@ -343,9 +343,9 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 	sweep(s, now, idle);
 	if (checked && mark_checked(s, checked, o, who, now) < 0)
 		goto out_nomem;
-	own = find(s, node_ino(n));
+	own = find(s, node_id(n));
 	if (!own)
-		own = entry_new(s, node_ino(n), n, who);
+		own = entry_new(s, node_id(n), n, who);
 	if (!own)
 		goto out_nomem;
 	e = find(s, own->last);
@@ -356,7 +356,7 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 		e = entry_new(s, id, n, who);
 		if (!e)
 			goto out_nomem;
-		own = find(s, node_ino(n)); /* the slots may have moved */
+		own = find(s, node_id(n)); /* the slots may have moved */
 	}
 	take_text(s, e, o, pid, text, now);
 	if (snapshot_ino(e->id))

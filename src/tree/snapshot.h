@@ -32,8 +32,8 @@
  * SNAPSHOT_CHECKED_MS per directory, as a cached dentry was.
  *
  * The generation. A LOOKUP's reply carries the content's length in the
- * inode's generation too (added to its task's part, the FUSE layer's
- * held_generation()). The kernel drops attributes from a reply when
+ * inode's generation too (added to its task's part: the FUSE layer's
+ * entry_generation()). The kernel drops attributes from a reply when
  * another change to the inode came after the request was sent, so two
  * lookups of one inode whose replies crossed could leave the kernel
  * with the older size while the open serves the newer content: a cut

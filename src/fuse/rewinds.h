@@ -1,0 +1,77 @@
+/*
+ * rewinds: the snapshots that open files took when read again from
+ * offset 0 (interface.md, "Rewinds"), by open file and reading thread.
+ *
+ * An open file's first read at offset 0 is served from the content its
+ * open took; every later read at offset 0 takes a new snapshot for the
+ * thread that reads (the FUSE layer renders it and keeps it in the
+ * keep, keep.h), and that thread's reads at other offsets continue it.
+ * So two threads that rewind one descriptor at once each read a whole
+ * snapshot of their own; a thread that never rewound continues the
+ * open's last one. An open file holds at most REWINDS_PER_OPEN of them:
+ * a new thread's rewind replaces the oldest thread's.
+ *
+ * The table maps each open file (the handle its open got, fh) to its
+ * threads' snapshots: their handles in the keep and what the caller
+ * keeps with each (its memory charged to its reader, or NULL). The
+ * caller frees what the table gives back (a replaced snapshot, an open
+ * file's at its release) once no call serves it any more: rewinds_serve()
+ * holds the table's lock while it serves one, so a snapshot taken out
+ * of the table is served by nobody once the call that took it returns.
+ *
+ * Thread safety: every function may be called from any thread.
+ */
+#ifndef TIMINGFS_REWINDS_H
+#define TIMINGFS_REWINDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define REWINDS_PER_OPEN 4
+
+/* A snapshot of an open file, taken by a rewind. */
+struct rewind {
+	pid_t pid; /* the thread that took it */
+	uint64_t handle; /* its content in the keep */
+	void *owned; /* the caller's, freed with it; may be NULL */
+};
+
+struct rewinds;
+
+/* rewinds_new - an empty table: 0, or -ENOMEM. */
+int rewinds_new(struct rewinds **out);
+
+/*
+ * rewinds_free - release @rw; what it still holds is passed to @drop
+ * first. NULL allowed.
+ */
+void rewinds_free(struct rewinds *rw,
+		  void (*drop)(void *ctx, const struct rewind *w), void *ctx);
+
+/*
+ * rewinds_put - thread @w->pid of open file @fh took snapshot @w; the
+ * one it replaces (the thread's last, or the oldest thread's when the
+ * open holds REWINDS_PER_OPEN), if any, into *@old: 1, or 0 when none
+ * is replaced; -ENOMEM (nothing changed).
+ */
+int rewinds_put(struct rewinds *rw, uint64_t fh, const struct rewind *w,
+		struct rewind *old);
+
+/*
+ * rewinds_serve - for a read by thread @pid of open file @fh at an
+ * offset other than 0: @fn(@ctx, handle) with the handle of its last
+ * rewind's snapshot, else of the open file's last rewind's, under the
+ * table's lock; 1 when it called @fn, 0 when the open file was never
+ * rewound (its open's content is the one to serve).
+ */
+int rewinds_serve(struct rewinds *rw, uint64_t fh, pid_t pid,
+		  void (*fn)(void *ctx, uint64_t handle), void *ctx);
+
+/*
+ * rewinds_close - open file @fh is released: its snapshots, up to
+ * REWINDS_PER_OPEN into @out, their count.
+ */
+size_t rewinds_close(struct rewinds *rw, uint64_t fh, struct rewind *out);
+
+#endif
