@@ -899,7 +899,7 @@ void fs_set_view_record(struct fs *fs, struct view_record *record)
 	views_set_record(fs->env.views, record);
 }
 
-int fs_set_keep(struct fs *fs, int fd, unsigned int starts)
+int fs_set_keep(struct fs *fs, int fd)
 {
 	size_t bytes;
 	void *area;
@@ -920,8 +920,8 @@ int fs_set_keep(struct fs *fs, int fd, unsigned int starts)
 		if (ret < 0)
 			return ret;
 	}
-	snapshots_extras_from(fs->snaps, (uint64_t)starts << 40);
 	keep_each(fs->keep, adopt_open, fs);
+	snapshots_taken_over(fs->snaps);
 	return 0;
 }
 
@@ -1000,8 +1000,9 @@ static int lookup_file(struct request *r, const struct node *n,
 	 */
 	ep->generation = len;
 	ep->entry_timeout = 0;
-	/* Its own node ID is its record's node: counted there. */
-	if (n->rec && ep->ino == node_id(n) && records_hold(fs->recs, n) < 0) {
+	/* Its node ID is a record's (its directory's, or its own as an
+	 * extra inode): counted there. */
+	if (node_id_rec(ep->ino) && records_hold_id(fs->recs, ep->ino) < 0) {
 		snapshots_forget(fs->snaps, ep->ino, 1);
 		return -ENOENT;
 	}
@@ -1087,12 +1088,13 @@ static void lookup_reply(struct request *r, const struct node *n,
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 
+	(void)n;
 	if (fuse_reply_entry((fuse_req_t)r->ctx, ep) == 0)
 		return;
 	/* Never known: */
 	if (snapshot_ino(ep->ino))
 		snapshots_forget(fs->snaps, ep->ino, 1);
-	else if (n->rec)
+	if (node_id_rec(ep->ino))
 		records_forget(fs->recs, ep->ino, 1);
 }
 
@@ -1105,8 +1107,10 @@ static int fs_node(struct fs *fs, uint64_t ino, struct node *n)
 	struct owner o;
 	uint64_t size;
 
-	if (snapshot_ino(ino))
-		return snapshots_get(fs->snaps, ino, n, &o, &size);
+	/* An extra inode a dead server made is in the records alone. */
+	if (snapshot_ino(ino) &&
+	    snapshots_get(fs->snaps, ino, n, &o, &size) == 0)
+		return 0;
 	if (node_id_rec(ino))
 		return records_get(fs->recs, ino, n, NULL);
 	if (tree_node(ino, n) < 0 || tree_in_proc(n))
@@ -1636,7 +1640,7 @@ static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
 	if (snapshot_ino(ino))
 		snapshots_forget(fs->snaps, ino, nlookup);
-	else if (node_id_rec(ino))
+	if (node_id_rec(ino))
 		records_forget(fs->recs, ino, nlookup);
 }
 
@@ -1940,6 +1944,14 @@ const struct fuse_lowlevel_ops *fs_operations(void)
 	return &fs_ops;
 }
 
+/* A new extra inode of file @n (snapshot.h): a record. */
+static uint64_t extra_id(void *ctx, const struct node *n)
+{
+	struct fs *fs = ctx;
+
+	return records_extra(fs->recs, n);
+}
+
 /* info's inode_records: the records this mount's kernel holds. */
 static size_t env_records(const struct tree_env *env)
 {
@@ -1954,7 +1966,7 @@ int fs_new(struct engine *engine, struct views *views,
 
 	if (!fs)
 		return -ENOMEM;
-	if (snapshots_new(text_free, &fs->snaps) < 0) {
+	if (snapshots_new(text_free, extra_id, fs, &fs->snaps) < 0) {
 		free(fs);
 		return -ENOMEM;
 	}

@@ -104,13 +104,13 @@ int fs_keep_create(size_t data_bytes);
 
 /*
  * fs_set_keep - serve every open's content from the keep in @fd, which
- * the caller holds: before the session serves. What a dead server had
- * open there (@starts: servers started, this one included) stays open,
- * served as it was, and its inodes are never handed out to another
- * lookup; extra inodes are numbered apart from the dead servers'. 0 or
- * -errno.
+ * the caller holds, and keep the inode records in its record area
+ * (records.h): before the session serves. What a dead server had open
+ * there stays open, served as it was (a rewound open's snapshots too),
+ * and its inodes are never handed out to another lookup; every record
+ * it made, extra inodes' included, is found again. 0 or -errno.
  */
-int fs_set_keep(struct fs *fs, int fd, unsigned int starts);
+int fs_set_keep(struct fs *fs, int fd);
 
 /*
  * fs_set_view_record - keep which view each slot of the mount's views

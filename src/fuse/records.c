@@ -31,7 +31,9 @@ struct record {
 	uint64_t start;
 	uint64_t nlookup;
 	int32_t pid, tid;
-	uint64_t spare[2];
+	uint32_t dir; /* an extra inode's: its file's directory's record */
+	uint32_t spare32;
+	uint64_t spare;
 };
 
 _Static_assert(sizeof(struct record) == RECORD_BYTES, "a record's size");
@@ -242,11 +244,16 @@ static struct record *live_record(struct records *rs, uint32_t i)
 
 int records_hold(struct records *rs, const struct node *n)
 {
+	return records_hold_id(rs, node_id(n));
+}
+
+int records_hold_id(struct records *rs, uint64_t id)
+{
 	struct record *r;
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&rs->lock);
-	r = live_record(rs, n->rec);
+	r = live_record(rs, node_id_rec(id));
 	if (r) {
 		r->nlookup++;
 		ret = 0;
@@ -278,15 +285,18 @@ int records_get(struct records *rs, uint64_t id, struct node *n,
 	struct record *r;
 	int ret = -ENOENT;
 
-	if (!i || node_id(&(struct node){ .kind = kind, .rec = i }) != id)
+	bool extra = (id & NODE_EXTRA_BIT) != 0;
+
+	if (!i || (node_id(&(struct node){ .kind = kind, .rec = i }) |
+		   (extra ? NODE_EXTRA_BIT : 0)) != id)
 		return -ENOENT;
 	pthread_mutex_lock(&rs->lock);
 	r = live_record(rs, i);
 	if (r) {
 		node_of(r->node, n);
-		if (record_kind(kind) == n->kind) {
+		if (extra ? n->kind == kind : record_kind(kind) == n->kind) {
 			n->kind = kind;
-			n->rec = i;
+			n->rec = extra ? r->dir : i;
 			if (t) {
 				t->pid = r->pid;
 				t->tid = r->tid;
@@ -298,6 +308,35 @@ int records_get(struct records *rs, uint64_t id, struct node *n,
 	}
 	pthread_mutex_unlock(&rs->lock);
 	return ret;
+}
+
+uint64_t records_extra(struct records *rs, const struct node *n)
+{
+	struct record *r, *dir;
+	struct node parent;
+	uint32_t i;
+
+	tree_parent(n, &parent); /* a file's directory shares its record */
+	pthread_mutex_lock(&rs->lock);
+	i = take_record(rs);
+	if (!i) {
+		pthread_mutex_unlock(&rs->lock);
+		return 0;
+	}
+	r = &rs->rec[i];
+	dir = n->rec ? live_record(rs, n->rec) : NULL;
+	r->node = node_ino(n);
+	r->parent = node_id(&parent);
+	r->start = dir ? dir->start : 0;
+	r->pid = dir ? dir->pid : 0;
+	r->tid = dir ? dir->tid : 0;
+	r->dir = n->rec;
+	r->nlookup = 0; /* till its lookup's records_hold_id() */
+	__atomic_store_n(&r->state, RECORD_LIVE, __ATOMIC_RELEASE);
+	index_record(rs, i);
+	pthread_mutex_unlock(&rs->lock);
+	return NODE_EXTRA_BIT | NODE_REC_BIT | (uint64_t)i << NODE_KIND_BITS |
+	       n->kind;
 }
 
 void records_forget(struct records *rs, uint64_t id, uint64_t nlookup)

@@ -14,7 +14,10 @@
  * holds. proc/ of each view is a record of its own (start 0, no task),
  * each process and each thread in each view another; a task's files,
  * its threads/ and threads.table, and proc/'s self and table, are
- * nodes of their directory's record. A reused number is a new record
+ * nodes of their directory's record. An extra inode of a file (a
+ * snapshot's, snapshot.h) is a record of its own too, with its file's
+ * task, so that a restarted server knows what it is (its ID has
+ * NODE_EXTRA_BIT set). A reused number is a new record
  * (another start); the old one's requests are the FUSE layer's to
  * refuse.
  *
@@ -108,8 +111,19 @@ int records_name(struct records *rs, struct node *n,
 int records_hold(struct records *rs, const struct node *n);
 
 /*
+ * records_extra - a new extra inode of file @n (n->rec its directory's
+ * record, or 0 outside proc/): its node ID, counted by no lookup until
+ * records_hold_id(); 0 when out of records.
+ */
+uint64_t records_extra(struct records *rs, const struct node *n);
+
+/* records_hold_id - one more lookup of node ID @id: 0, or -ENOENT. */
+int records_hold_id(struct records *rs, uint64_t id);
+
+/*
  * records_get - the node of node ID @id (its kind from the ID, the rest
- * from the record; n->rec set) and, @t not NULL, the record's task.
+ * from the record; n->rec set: the record's, or, for an extra inode,
+ * its file's directory's) and, @t not NULL, the record's task.
  * -ENOENT when @id names no live record or a kind it cannot have.
  */
 int records_get(struct records *rs, uint64_t id, struct node *n,

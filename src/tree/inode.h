@@ -68,6 +68,9 @@ struct node {
 };
 
 #define NODE_REC_BIT (1ULL << 62)
+/* Set besides NODE_REC_BIT: an extra inode of a file (snapshot.h), a
+ * record of its own. */
+#define NODE_EXTRA_BIT (1ULL << 63)
 #define NODE_REC_BITS 24
 #define NODE_REC_MAX ((1U << NODE_REC_BITS) - 1)
 
@@ -92,12 +95,14 @@ static inline uint64_t node_id(const struct node *n)
 	return NODE_REC_BIT | (uint64_t)n->rec << NODE_KIND_BITS | n->kind;
 }
 
-/* node_id_rec - the record of node ID @id, or 0 when it names none. */
+/* node_id_rec - the record of node ID @id (a node's, or an extra
+ * inode's), or 0 when it names none. */
 static inline uint32_t node_id_rec(uint64_t id)
 {
-	if ((id >> 62) != 1 ||
-	    (id >> (NODE_KIND_BITS + NODE_REC_BITS)) !=
-		    (NODE_REC_BIT >> (NODE_KIND_BITS + NODE_REC_BITS)))
+	uint64_t high = id & ~NODE_EXTRA_BIT;
+
+	if ((high >> (NODE_KIND_BITS + NODE_REC_BITS)) !=
+	    (NODE_REC_BIT >> (NODE_KIND_BITS + NODE_REC_BITS)))
 		return 0;
 	return (uint32_t)(id >> NODE_KIND_BITS) & NODE_REC_MAX;
 }

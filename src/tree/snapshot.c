@@ -54,8 +54,10 @@ struct snapshots {
 	uint32_t *map; /* mapcap slot indices, NO_SLOT where empty */
 	uint32_t mapcap;
 	size_t count;
-	uint64_t extras; /* extra inodes made so far */
 	void (*free_text)(struct rbuf *text);
+	long long extras_until_ms; /* every lookup gets an extra till then */
+	uint64_t (*extra_id)(void *ctx, const struct node *n);
+	void *ctx;
 };
 
 static long long now_ms(void)
@@ -77,13 +79,17 @@ size_t snapshots_entry_bytes(void)
 	return ENTRY_BYTES;
 }
 
-int snapshots_new(void (*free_text)(struct rbuf *text), struct snapshots **out)
+int snapshots_new(void (*free_text)(struct rbuf *text),
+		  uint64_t (*extra_id)(void *ctx, const struct node *n),
+		  void *ctx, struct snapshots **out)
 {
 	struct snapshots *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
 	s->free_text = free_text;
+	s->extra_id = extra_id;
+	s->ctx = ctx;
 	pthread_mutex_init(&s->lock, NULL);
 	s->free_head = NO_SLOT;
 	*out = s;
@@ -351,9 +357,11 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 	e = find(s, own->last);
 	if (!e || !reusable(e, pid, now))
 		e = reusable(own, pid, now) ? own : NULL;
+	if (now < s->extras_until_ms)
+		e = NULL;
 	if (!e) {
-		id = SNAPSHOT_INO_BIT | ++s->extras;
-		e = entry_new(s, id, n, who);
+		id = s->extra_id(s->ctx, n);
+		e = id ? entry_new(s, id, n, who) : NULL;
 		if (!e)
 			goto out_nomem;
 		own = find(s, node_id(n)); /* the slots may have moved */
@@ -399,10 +407,10 @@ int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
 	*text = NULL;
 	pthread_mutex_lock(&s->lock);
 	e = find(s, ino);
-	if (!e && !snapshot_ino(ino))
+	if (!e)
 		e = entry_new(s, ino, n, NULL); /* size 0: it grows */
 	if (!e) {
-		ret = snapshot_ino(ino) ? -ENOENT : -ENOMEM;
+		ret = -ENOMEM;
 	} else if (e->text && e->pid == pid && !e->opens) {
 		*text = e->text;
 		e->text = NULL;
@@ -473,13 +481,6 @@ int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
 	return ret;
 }
 
-void snapshots_extras_from(struct snapshots *s, uint64_t base)
-{
-	pthread_mutex_lock(&s->lock);
-	if (s->extras < base)
-		s->extras = base;
-	pthread_mutex_unlock(&s->lock);
-}
 
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 {
@@ -494,6 +495,13 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 		if (!e->nlookup && !e->opens)
 			entry_drop(s, e);
 	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void snapshots_taken_over(struct snapshots *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->extras_until_ms = now_ms() + SNAPSHOT_PENDING_MS;
 	pthread_mutex_unlock(&s->lock);
 }
 

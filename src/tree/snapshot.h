@@ -59,16 +59,18 @@
  * a page-cache reader meets the end of the content in a short read,
  * which shrinks the size to it.
  *
- * Node IDs. A file's first inode is its node's own inode number
- * (inode.h), which needs no memory: the table holds an entry for it
- * only while it is in use (open, a lookup's content waiting for its
+ * Node IDs. A file's first inode is its node's own ID (node_id(),
+ * inode.h), which needs no memory here: the table holds an entry for
+ * it only while it is in use (open, a lookup's content waiting for its
  * open) and drops it at the release that ends its use, or at a sweep;
  * a directory whose path a lookup checked has an entry for
  * SNAPSHOT_CHECKED_MS. So the daemon's memory follows what is being
- * read, not the files the kernel keeps cached. An extra inode's ID has bit 63
- * set, which no node's number (62 bits) has, and a counter below it;
- * its entry lives until the kernel forgets it and nobody has it open.
- * Every inode's attributes carry the node's own number as st_ino.
+ * read, not the files the kernel keeps cached. An extra inode's ID is
+ * the caller's (snapshots_new()'s extra_id: a record of the FUSE layer,
+ * which a restarted server finds again), with SNAPSHOT_INO_BIT set,
+ * which no node's own ID has; its entry lives until the kernel forgets
+ * it and nobody has it open. Every inode's attributes carry the node's
+ * own number as st_ino.
  *
  * Memory. Each entry is charged to the budget of the reader whose
  * lookup made it (budget.h), snapshots_entry_bytes() each, until it
@@ -91,7 +93,7 @@
 #include "request.h"
 #include "render.h"
 
-#define SNAPSHOT_INO_BIT (1ULL << 63)
+#define SNAPSHOT_INO_BIT NODE_EXTRA_BIT
 
 /*
  * A lookup's content waits this long for its thread's open, which comes
@@ -135,9 +137,15 @@ static inline bool snapshot_ino(uint64_t ino)
 
 /*
  * snapshots_new - an empty table, which frees the contents it holds
- * (lookups' contents never opened) with @free_text: 0, or -ENOMEM.
+ * (lookups' contents never opened) with @free_text, and asks
+ * @extra_id(@ctx, n) for the node ID of each new extra inode of node
+ * @n (the caller's record of it, whose ID has SNAPSHOT_INO_BIT set,
+ * so that a successor of the server knows it: 0 when none can be
+ * made). 0, or -ENOMEM.
  */
-int snapshots_new(void (*free_text)(struct rbuf *text), struct snapshots **out);
+int snapshots_new(void (*free_text)(struct rbuf *text),
+		  uint64_t (*extra_id)(void *ctx, const struct node *n),
+		  void *ctx, struct snapshots **out);
 
 /* snapshots_entry_bytes - what one entry of the table costs. */
 size_t snapshots_entry_bytes(void);
@@ -188,8 +196,10 @@ int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
  * be snapshots_release()d. The first open after a lookup, by the thread
  * that looked it up, takes the content made then: *@text, now the
  * caller's, and 0. Any other open gets *@text NULL and 1: the caller
- * renders the content afresh and snapshots_resize()s. -ENOENT for an
- * extra inode the table does not hold, -ENOMEM.
+ * renders the content afresh and snapshots_resize()s. An inode the
+ * table does not hold (an extra inode a dead server made, which the
+ * caller found in its records) is held from then on, of size 0 until
+ * resized. -ENOMEM.
  */
 int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
 		   pid_t pid, struct rbuf **text);
@@ -222,12 +232,16 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
 int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
 		    uint64_t size);
 
+
 /*
- * snapshots_extras_from - number the extra inodes made from now on
- * above @base (a successor's, apart from those the dead servers made,
- * which the kernel may still hold).
+ * snapshots_taken_over - this server takes over from one that died,
+ * whose lookups may have given inodes whose opens are still to come
+ * (their contents are lost with it, and the table does not know
+ * them): for SNAPSHOT_PENDING_MS, every lookup gets an extra inode,
+ * never given before, so that no reader shares an inode with one of
+ * those opens.
  */
-void snapshots_extras_from(struct snapshots *s, uint64_t base);
+void snapshots_taken_over(struct snapshots *s);
 
 /* snapshots_count - how many inodes the table holds now. */
 size_t snapshots_count(struct snapshots *s);
