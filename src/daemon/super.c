@@ -433,38 +433,52 @@ static int save_state(struct super *s, enum super_mode mode, pid_t server,
 	return fd;
 }
 
+/*
+ * A "mount" line of the state into a new mount at the head of the list.
+ * Its hex fields are as long as the line (sscanf allocates them): an
+ * attach's options may be as long as a control message allows.
+ */
 static int load_mount(struct super *s, const char *line)
 {
 	struct super_mount *m = calloc(1, sizeof(*m));
-	char init[600], target[2 * PATH_MAX + 4], opts[600];
+	char *init = NULL, *target = NULL, *opts = NULL;
 	size_t len;
 	int ret = -EINVAL;
 
 	if (!m)
 		return -ENOMEM;
-	if (sscanf(line, "mount %" SCNu64 " %d %d %d %d %d %599s %8195s %599s",
+	if (sscanf(line, "mount %" SCNu64 " %d %d %d %d %d %ms %ms %ms",
 		   &m->key, &m->fuse_fd, &m->keep_fd, &m->pidns_fd,
-		   &m->mntns_fd, &m->mnt_fd, init, target, opts) != 9)
-		goto fail;
-	if (unhex(init, &m->init_req, &m->init_len) < 0 ||
-	    unhex(target, (void **)&m->target, &len) < 0 ||
-	    unhex(opts, (void **)&m->opts, &len) < 0)
-		goto fail;
+		   &m->mntns_fd, &m->mnt_fd, &init, &target, &opts) != 9)
+		goto out_fields;
+	ret = unhex(init, &m->init_req, &m->init_len);
+	if (ret == 0)
+		ret = unhex(target, (void **)&m->target, &len);
+	if (ret == 0)
+		ret = unhex(opts, (void **)&m->opts, &len);
+	if (ret < 0)
+		goto out_fields;
 	m->fuse_fd = xlat(m->fuse_fd);
 	m->keep_fd = xlat(m->keep_fd);
 	m->pidns_fd = xlat(m->pidns_fd);
 	m->mntns_fd = xlat(m->mntns_fd);
 	m->mnt_fd = xlat(m->mnt_fd);
 	if (m->fuse_fd < 0 || m->keep_fd < 0)
-		goto fail;
+		ret = -EINVAL;
+out_fields:
+	free(init);
+	free(target);
+	free(opts);
+	if (ret < 0) {
+		free(m->init_req);
+		free(m->target);
+		free(m->opts);
+		free(m);
+		return ret;
+	}
 	m->next = s->mounts;
 	s->mounts = m;
 	return 0;
-fail:
-	free(m->init_req);
-	free(m->target);
-	free(m);
-	return ret;
 }
 
 int super_load(int fd, char **argv, struct super **out, char *err,
