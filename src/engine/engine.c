@@ -22,6 +22,7 @@
 #include "decimal.h"
 #include "cpuset.h"
 #include "engine.h"
+#include "hash.h"
 #include "idle.h"
 #include "procfile.h"
 #include "task.h"
@@ -325,7 +326,7 @@ enum units engine_units(const struct engine *e)
 static struct task_fd *task_fd_slot(struct engine *e, pid_t pid, pid_t tid,
 				    const char *name)
 {
-	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^
+	uint64_t h = hash_golden((uint32_t)pid) ^
 		     ((uint64_t)(uint32_t)tid * 0xc2b2ae3d27d4eb4fULL) ^
 		     (uint64_t)(uintptr_t)name;
 
