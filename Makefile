@@ -48,7 +48,7 @@ LDLIBS = $(PKG_LIBS) -lpthread
 # compiled without FUSE's include path or the tree's, so that an
 # include that runs back up fails the build (make check-layers).
 #   shared  the policies every layer names, decimal numbers, a hash
-#           table, the control protocol, logging
+#           table, clock readings, the control protocol, logging
 #   engine  the kernel's sources, tasks, views, exited tasks (libmnl)
 #   tree    the names of the mount, snapshots, rendering, budgets
 #   fuse    the FUSE operations and the workers (libfuse3)

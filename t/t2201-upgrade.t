@@ -144,6 +144,30 @@ test_expect_success 'SIGUSR2 upgrades to the binary installed' '
 	reaped_all $TFS_PID
 '
 
+# The state an upgrade hands over holds each attached mount's options as
+# attach was given them: one of 750 bytes (the control socket takes a
+# message of 64 KiB) must come through too.
+test_expect_success 'a container attached with 750 bytes of options: an upgrade keeps it served' '
+	opts=$(printf "ro,allow_other,%.0s" $(seq 1 50)) &&
+	opts=${opts%,} &&
+	test ${#opts} -gt 600 &&
+	{ unshare -m -p -f --mount-proc sh -c "$CONTAINER_INIT" & } &&
+	kill_at_exit $! &&
+	init=$(child_of $!) &&
+	"$TIMINGFSCTL" attach -o "$opts" "/proc/$init/ns/pid" "$TARGET" &&
+	mounted_in_container "$init" "$TARGET" &&
+	c=$(conn_of "/proc/$init/mountinfo" "$TARGET") &&
+	CONNS="$CONNS $c" &&
+	INITS="$INITS $init" &&
+	served "$MNT" &&
+	{ "$TIMINGFSCTL" upgrade >upgrade.out 2>&1 ||
+		{ cat upgrade.out; false; }; } &&
+	wait_successor "$MNT" $TFS_PID $((UPGRADES + 3)) &&
+	served "$MNT" &&
+	test "$("$TIMINGFSCTL" mounts | wc -l)" = $((CONTAINERS + 1)) &&
+	reaped_all $TFS_PID
+'
+
 test_expect_success 'SIGTERM unmounts everything, leaves no process' '
 	stop_daemon TFS "$MNT"
 '

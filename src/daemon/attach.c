@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -21,6 +20,7 @@
 #include <linux/nsfs.h>
 
 #include "attach.h"
+#include "clock.h"
 #include "log.h"
 #include "access.h"
 #include "nsmount.h"
@@ -71,14 +71,6 @@ struct attach_set {
 	int epfd; /* the pidfds of inits and children; -1: no pidfd */
 	long long polled_ms; /* without pidfd: the inits last looked at */
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 int attach_set_new(const struct attach_env *env, struct attach_set **out)
 {
@@ -185,7 +177,7 @@ static void child_started(struct attach_set *as, struct attached *m)
 	as->busy++;
 	m->child_ended = false;
 	m->timed_out = false;
-	m->deadline_ms = now_ms() + ATTACH_DEADLINE_MS;
+	m->deadline_ms = clock_mono_ms() + ATTACH_DEADLINE_MS;
 	m->child_w = (struct watch){ .m = m, .init = false };
 	if (as->epfd >= 0 && m->child.pidfd >= 0)
 		epoll_ctl(as->epfd, EPOLL_CTL_ADD, m->child.pidfd, &ev);
@@ -834,7 +826,7 @@ static void take_events(struct attach_set *as)
 int attach_timeout_ms(const struct attach_set *as)
 {
 	const struct attached *m;
-	long long now = now_ms(), wait = -1, left;
+	long long now = clock_mono_ms(), wait = -1, left;
 
 	for (m = as->mounts; m; m = m->next) {
 		if (!working(m)) {
@@ -862,7 +854,7 @@ void attach_tick(struct attach_set *as)
 	bool poll_inits;
 
 	take_events(as);
-	now = now_ms();
+	now = clock_mono_ms();
 	poll_inits = now >= as->polled_ms + ATTACH_POLL_MS;
 	if (poll_inits)
 		as->polled_ms = now;
@@ -916,7 +908,7 @@ static void wait_children(struct attach_set *as, long long deadline)
 
 	while (left) {
 		left = false;
-		late = now_ms() >= deadline;
+		late = clock_mono_ms() >= deadline;
 		for (m = as->mounts; m; m = m->next) {
 			if (!working(m))
 				continue;
@@ -943,7 +935,7 @@ void attach_set_free(struct attach_set *as)
 	for (m = as->mounts; m; m = m->next)
 		if (working(m))
 			nsmount_kill(&m->child);
-	wait_children(as, now_ms() + ATTACH_DEADLINE_MS);
+	wait_children(as, clock_mono_ms() + ATTACH_DEADLINE_MS);
 	for (m = as->mounts; m; m = m->next) {
 		if (m->mnt_fd < 0)
 			continue;
@@ -957,7 +949,7 @@ void attach_set_free(struct attach_set *as)
 		else
 			as->busy++;
 	}
-	wait_children(as, now_ms() + ATTACH_DEADLINE_MS);
+	wait_children(as, clock_mono_ms() + ATTACH_DEADLINE_MS);
 	while ((m = as->mounts)) {
 		as->mounts = m->next;
 		mount_free(m);

@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
 #include "budget.h"
+#include "clock.h"
 #include "control.h"
 #include "daemon.h"
 #include "exited.h"
@@ -127,12 +127,9 @@ static bool exited_retained(void *ctx, pid_t pid, pid_t tid,
 {
 	struct daemon *d = ctx;
 	struct exited_task x;
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = clock_mono_ns();
 	int ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	ret = exited_find(d->exited, d->own_ns, pid, tid, now, &x);
 	if (ret < 0) {
 		listener_sync(d->listener);

@@ -17,9 +17,9 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -88,14 +88,6 @@ struct super {
 	bool leaving; /* SIGUSR1 under systemd: a restart, mounts kept */
 	long long started_ms[SUPER_RESTARTS_FAST]; /* the last starts */
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static void close_fd(int fd)
 {
@@ -433,38 +425,52 @@ static int save_state(struct super *s, enum super_mode mode, pid_t server,
 	return fd;
 }
 
+/*
+ * A "mount" line of the state into a new mount at the head of the list.
+ * Its hex fields are as long as the line (sscanf allocates them): an
+ * attach's options may be as long as a control message allows.
+ */
 static int load_mount(struct super *s, const char *line)
 {
 	struct super_mount *m = calloc(1, sizeof(*m));
-	char init[600], target[2 * PATH_MAX + 4], opts[600];
+	char *init = NULL, *target = NULL, *opts = NULL;
 	size_t len;
 	int ret = -EINVAL;
 
 	if (!m)
 		return -ENOMEM;
-	if (sscanf(line, "mount %" SCNu64 " %d %d %d %d %d %599s %8195s %599s",
+	if (sscanf(line, "mount %" SCNu64 " %d %d %d %d %d %ms %ms %ms",
 		   &m->key, &m->fuse_fd, &m->keep_fd, &m->pidns_fd,
-		   &m->mntns_fd, &m->mnt_fd, init, target, opts) != 9)
-		goto fail;
-	if (unhex(init, &m->init_req, &m->init_len) < 0 ||
-	    unhex(target, (void **)&m->target, &len) < 0 ||
-	    unhex(opts, (void **)&m->opts, &len) < 0)
-		goto fail;
+		   &m->mntns_fd, &m->mnt_fd, &init, &target, &opts) != 9)
+		goto out_fields;
+	ret = unhex(init, &m->init_req, &m->init_len);
+	if (ret == 0)
+		ret = unhex(target, (void **)&m->target, &len);
+	if (ret == 0)
+		ret = unhex(opts, (void **)&m->opts, &len);
+	if (ret < 0)
+		goto out_fields;
 	m->fuse_fd = xlat(m->fuse_fd);
 	m->keep_fd = xlat(m->keep_fd);
 	m->pidns_fd = xlat(m->pidns_fd);
 	m->mntns_fd = xlat(m->mntns_fd);
 	m->mnt_fd = xlat(m->mnt_fd);
 	if (m->fuse_fd < 0 || m->keep_fd < 0)
-		goto fail;
+		ret = -EINVAL;
+out_fields:
+	free(init);
+	free(target);
+	free(opts);
+	if (ret < 0) {
+		free(m->init_req);
+		free(m->target);
+		free(m->opts);
+		free(m);
+		return ret;
+	}
 	m->next = s->mounts;
 	s->mounts = m;
 	return 0;
-fail:
-	free(m->init_req);
-	free(m->target);
-	free(m);
-	return ret;
 }
 
 int super_load(int fd, char **argv, struct super **out, char *err,
@@ -884,7 +890,7 @@ static int start_server(struct super *s)
 	s->zombie_looks = 0;
 	memmove(s->started_ms, s->started_ms + 1,
 		sizeof(s->started_ms) - sizeof(s->started_ms[0]));
-	s->started_ms[SUPER_RESTARTS_FAST - 1] = now_ms();
+	s->started_ms[SUPER_RESTARTS_FAST - 1] = clock_mono_ms();
 	store_state(s); /* its count */
 	if (s->mode == MODE_UPGRADE) { /* an upgrade's: it is over */
 		char text[128];
@@ -945,7 +951,7 @@ static bool server_ended(struct super *s, int wstatus, int *status)
 /* Start a server, no more than SUPER_RESTARTS_FAST a second. */
 static int restart(struct super *s)
 {
-	long long wait = s->started_ms[0] + 1000 - now_ms();
+	long long wait = s->started_ms[0] + 1000 - clock_mono_ms();
 
 	if (s->started_ms[0] && wait > 0)
 		usleep((useconds_t)wait * 1000);
@@ -959,7 +965,7 @@ static int restart(struct super *s)
 static int check_binary(struct super *s, char *why, size_t size)
 {
 	char buf[4096], *line, *end;
-	long long deadline = now_ms() + SUPER_CHECK_MS;
+	long long deadline = clock_mono_ms() + SUPER_CHECK_MS;
 	size_t have = 0;
 	int pipefd[2], wstatus = 0;
 	struct pollfd p;
@@ -984,8 +990,8 @@ static int check_binary(struct super *s, char *why, size_t size)
 	}
 	close(pipefd[1]);
 	p = (struct pollfd){ .fd = pipefd[0], .events = POLLIN };
-	while (now_ms() < deadline &&
-	       poll(&p, 1, (int)(deadline - now_ms())) >= 0) {
+	while (clock_mono_ms() < deadline &&
+	       poll(&p, 1, (int)(deadline - clock_mono_ms())) >= 0) {
 		n = read(pipefd[0], buf + have, sizeof(buf) - 1 - have);
 		if (n <= 0)
 			break;
@@ -994,7 +1000,7 @@ static int check_binary(struct super *s, char *why, size_t size)
 			have = 0;
 	}
 	close(pipefd[0]);
-	if (now_ms() >= deadline)
+	if (clock_mono_ms() >= deadline)
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
 		;

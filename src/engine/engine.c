@@ -18,9 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "decimal.h"
 #include "cpuset.h"
 #include "engine.h"
+#include "hash.h"
 #include "idle.h"
 #include "procfile.h"
 #include "task.h"
@@ -93,11 +95,6 @@ struct engine {
 	uint64_t start_memo[START_MEMO_SLOTS];
 };
 
-static uint64_t timespec_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * NSEC_PER_SEC + (uint64_t)ts->tv_nsec;
-}
-
 /*
  * CLOCK_REALTIME - CLOCK_BOOTTIME from the tightest of a few bracketed
  * samples: the wall-clock instant the machine booted, to the nearest
@@ -108,18 +105,16 @@ static uint64_t timespec_ns(const struct timespec *ts)
  */
 static uint64_t boot_instant_from_clocks(void)
 {
-	struct timespec r0, b, r1;
-	uint64_t best = UINT64_MAX, boot = 0, real;
+	uint64_t best = UINT64_MAX, boot = 0, r0, b, r1;
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		clock_gettime(CLOCK_REALTIME, &r0);
-		clock_gettime(CLOCK_BOOTTIME, &b);
-		clock_gettime(CLOCK_REALTIME, &r1);
-		if (timespec_ns(&r1) - timespec_ns(&r0) < best) {
-			best = timespec_ns(&r1) - timespec_ns(&r0);
-			real = timespec_ns(&r0) + best / 2;
-			boot = real - timespec_ns(&b);
+		r0 = clock_ns(CLOCK_REALTIME);
+		b = clock_ns(CLOCK_BOOTTIME);
+		r1 = clock_ns(CLOCK_REALTIME);
+		if (r1 - r0 < best) {
+			best = r1 - r0;
+			boot = r0 + best / 2 - b;
 		}
 	}
 	return (boot + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC * NSEC_PER_MSEC;
@@ -331,7 +326,7 @@ enum units engine_units(const struct engine *e)
 static struct task_fd *task_fd_slot(struct engine *e, pid_t pid, pid_t tid,
 				    const char *name)
 {
-	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL) ^
+	uint64_t h = hash_golden((uint32_t)pid) ^
 		     ((uint64_t)(uint32_t)tid * 0xc2b2ae3d27d4eb4fULL) ^
 		     (uint64_t)(uintptr_t)name;
 
@@ -734,7 +729,7 @@ static int process_cpu_ns(struct engine *e, pid_t pid,
 		return ret == ESRCH ? -ENOENT : -ret;
 	if (clock_gettime(clock, &ts) < 0)
 		return (errno == ESRCH || errno == EINVAL) ? -ENOENT : -errno;
-	*ns = timespec_ns(&ts);
+	*ns = clock_timespec_ns(&ts);
 	return 0;
 }
 

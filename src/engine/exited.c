@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "exited.h"
+#include "hash.h"
 #include "units.h"
 
 #define LEARNED_SLOTS 16384
@@ -60,7 +61,7 @@ struct exited {
 static uint32_t hash3(const struct exited *x, uint64_t ns, pid_t tgid,
 		      pid_t tid)
 {
-	uint64_t h = ns * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = hash_golden(ns);
 
 	h ^= ((uint64_t)(uint32_t)tgid << 32 | (uint32_t)tid) *
 	     0xbf58476d1ce4e5b9ULL;

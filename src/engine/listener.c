@@ -26,6 +26,7 @@
 #include <linux/taskstats.h>
 
 #include "listener.h"
+#include "clock.h"
 #include "nspid.h"
 #include "procfile.h"
 #include "units.h"
@@ -122,14 +123,6 @@ int listener_parse_stats(const void *payload, size_t len, unsigned int version,
 }
 
 /* ---- filing --------------------------------------------------------- */
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 struct clocks {
 	uint64_t real, boot, mono;
@@ -346,9 +339,9 @@ static void handle_exit(struct listener *l, const struct nlmsghdr *nlh)
 
 	if (listener_decode_exit(nlh, &x) < 0)
 		return;
-	c.real = now_ns(CLOCK_REALTIME);
-	c.boot = now_ns(CLOCK_BOOTTIME);
-	c.mono = now_ns(CLOCK_MONOTONIC);
+	c.real = clock_ns(CLOCK_REALTIME);
+	c.boot = clock_ns(CLOCK_BOOTTIME);
+	c.mono = clock_ns(CLOCK_MONOTONIC);
 	file_thread(l, &x.thread, x.whole, &c, &life);
 	if (x.has_group)
 		file_process(l, &x.thread, &x.group, &c, &life);
@@ -582,11 +575,6 @@ void listener_sync(struct listener *l)
 	drain_all(l, &count);
 }
 
-static uint64_t mono_ns(void)
-{
-	return now_ns(CLOCK_MONOTONIC);
-}
-
 static void *listen_thread(void *arg)
 {
 	struct listener *l = arg;
@@ -614,7 +602,7 @@ static void *listen_thread(void *arg)
 		 * task syncs first; a lone task is read at once, while its
 		 * names can still be learned.
 		 */
-		now = mono_ns();
+		now = clock_mono_ns();
 		if (now - last < BATCH_NS)
 			nanosleep(&(struct timespec){ 0, BATCH_NS }, NULL);
 		last = now;

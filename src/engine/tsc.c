@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "clock.h"
 #include "tsc.h"
 #include "units.h"
 
@@ -25,14 +26,6 @@ static uint64_t tsc_from_cpuid(void)
 	return (uint64_t)ecx * ebx / eax;
 }
 
-static uint64_t now_raw_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * One (ns, tsc) pair: the TSC read between two clock reads, taking the
  * tightest of a few tries so that a preemption does not skew it.
@@ -43,10 +36,10 @@ static void sample_pair(uint64_t *ns, uint64_t *tsc)
 	int i;
 
 	for (i = 0; i < 16; i++) {
-		t0 = now_raw_ns();
+		t0 = clock_ns(CLOCK_MONOTONIC_RAW);
 		c = __rdtsc();
-		t1 = now_raw_ns();
-		if (t1 - t0 < best) {
+		t1 = clock_ns(CLOCK_MONOTONIC_RAW);
+		if (i == 0 || t1 - t0 < best) {
 			best = t1 - t0;
 			*ns = t0 + (t1 - t0) / 2;
 			*tsc = c;

@@ -21,6 +21,7 @@
 
 #include <linux/nsfs.h>
 
+#include "clock.h"
 #include "decimal.h"
 #include "nspid.h"
 #include "procfile.h"
@@ -130,22 +131,6 @@ struct views {
 	struct view refused[3];
 	bool crowded; /* a slot was reused since views_crowded() asked */
 };
-
-static long long now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (long long)ts.tv_sec;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* The nsfs inode of the PID namespace of the thread the daemon numbers
  * @pid, from "pid:[INODE]"; 0 when it cannot be read. */
@@ -435,14 +420,6 @@ static void map_fill(const struct view *v, const char *dir)
 	closedir(d);
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * A pass over /proc for @v, as a number missed at @missed_ns asks: none
  * when one began since (it had the number, if anything did), else one,
@@ -463,16 +440,17 @@ static long long scan_for(const struct view *v, long long missed_ns)
 		pthread_mutex_unlock(&m->scan_lock);
 		return began;
 	}
-	wait = m->scanned_ns ?
-		       m->scanned_ns + VIEW_SCAN_MS * 1000000LL - now_ns() :
-		       0;
+	wait = 0;
+	if (m->scanned_ns)
+		wait = m->scanned_ns + VIEW_SCAN_MS * 1000000LL -
+		       (long long)clock_mono_ns();
 	if (wait > 0) {
 		pause.tv_sec = wait / 1000000000LL;
 		pause.tv_nsec = wait % 1000000000LL;
 		while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
 			;
 	}
-	began = m->scanned_ns = now_ns();
+	began = m->scanned_ns = (long long)clock_mono_ns();
 	__atomic_add_fetch(&v->vs->scans, 1, __ATOMIC_RELAXED);
 	map_fill(v, "/proc");
 	pthread_mutex_unlock(&m->scan_lock);
@@ -516,7 +494,7 @@ static void absent_add(struct view_map *m, pid_t nr, long long as_of_ns)
  */
 static int nspid_to_daemon(const struct view *v, pid_t nr)
 {
-	long long missed_ns = now_ns(), as_of;
+	long long missed_ns = (long long)clock_mono_ns(), as_of;
 	int pid = map_checked(v, nr);
 
 	if (pid > 0 || absent_lately(v->map, nr, missed_ns))
@@ -704,7 +682,7 @@ static bool note_reader(struct views *vs, unsigned int slot)
 
 	if (slot == VIEW_OWN)
 		return false;
-	now = now_s();
+	now = clock_coarse_s();
 	until = __atomic_exchange_n(&vs->shared_until_s, now + VIEW_SHARED_S,
 				    __ATOMIC_RELAXED);
 	return until <= now;
@@ -712,7 +690,8 @@ static bool note_reader(struct views *vs, unsigned int slot)
 
 bool views_shared(const struct views *vs)
 {
-	return __atomic_load_n(&vs->shared_until_s, __ATOMIC_RELAXED) > now_s();
+	return __atomic_load_n(&vs->shared_until_s, __ATOMIC_RELAXED) >
+	       clock_coarse_s();
 }
 
 /* A made view of (@ns, @uid) in the table, referenced; NULL if none. */
@@ -725,7 +704,7 @@ static struct view *find_locked(struct views *vs, ino_t ns, uid_t uid)
 		v = &vs->slot[i];
 		if (v->ns_ino == ns && v->only_uid == uid && !vs->reserved[i]) {
 			v->refs++;
-			v->last_used_s = now_s();
+			v->last_used_s = clock_coarse_s();
 			return v;
 		}
 	}
@@ -738,7 +717,7 @@ static struct view *find_locked(struct views *vs, ino_t ns, uid_t uid)
  */
 static struct view *free_slot_locked(struct views *vs)
 {
-	long long idle_before = now_s() - VIEW_IDLE_S;
+	long long idle_before = clock_coarse_s() - VIEW_IDLE_S;
 	struct view *v, *oldest = NULL;
 	unsigned int i;
 
@@ -883,7 +862,7 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 			v->level = chain.depth;
 			v->map = map;
 			v->refs = 1;
-			v->last_used_s = now_s();
+			v->last_used_s = clock_coarse_s();
 			fd = -1;
 			map = NULL;
 		}
@@ -949,7 +928,7 @@ bool views_crowded(struct views *vs)
 unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 			     unsigned int max)
 {
-	long long now = now_s(), idle_before = now - VIEW_IDLE_S;
+	long long now = clock_coarse_s(), idle_before = now - VIEW_IDLE_S;
 	unsigned int i, n = 0;
 	struct view *v;
 
@@ -988,7 +967,7 @@ struct view *views_slot(struct views *vs, unsigned int slot)
 	if (slot < vs->used && vs->slot[slot].ns_ino && !vs->reserved[slot]) {
 		v = &vs->slot[slot];
 		v->refs++;
-		v->last_used_s = now_s();
+		v->last_used_s = clock_coarse_s();
 	}
 	pthread_mutex_unlock(&vs->lock);
 	return v;
@@ -1033,7 +1012,7 @@ int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
 static ino_t seen_ns(struct views *vs, pid_t pid)
 {
 	struct ns_seen *e = &vs->seen[(unsigned int)pid % NS_SEEN];
-	long long now = now_ms();
+	long long now = clock_coarse_ms();
 	ino_t ns = 0;
 
 	pthread_mutex_lock(&vs->seen_lock);

@@ -24,7 +24,7 @@ void hash_destroy(struct hash_table *t)
 
 uint64_t hash_mix(uint64_t a, uint64_t b)
 {
-	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ b * 0xc2b2ae3d27d4eb4fULL;
+	uint64_t h = hash_golden(a) ^ b * 0xc2b2ae3d27d4eb4fULL;
 
 	/* The buckets take the low bits: fold the high ones into them. */
 	h ^= h >> 31;

@@ -2,12 +2,13 @@
  * hash: a chained hash table of nodes embedded in the caller's records,
  * grown as they come.
  *
- * The caller hashes its key (hash_mix() helps), adds its record's node
- * with that hash, and finds it again by walking the nodes of the same
- * hash (hash_first(), hash_next()) and comparing its own key. The table
- * keeps each node's hash, so that it can grow without asking the caller
- * again: it doubles its buckets when it holds twice as many nodes as
- * buckets, so a walk compares two nodes on average. It never shrinks.
+ * The caller hashes its key (hash_mix() and hash_golden() help), adds
+ * its record's node with that hash, and finds it again by walking the
+ * nodes of the same hash (hash_first(), hash_next()) and comparing its
+ * own key. The table keeps each node's hash, so that it can grow
+ * without asking the caller again: it doubles its buckets when it holds
+ * twice as many nodes as buckets, so a walk compares two nodes on
+ * average. It never shrinks.
  *
  * The table allocates its bucket array only; records are the caller's
  * to allocate and free. Not thread safe: the caller locks.
@@ -37,6 +38,20 @@ void hash_destroy(struct hash_table *t);
 
 /* hash_mix - a hash of two 64-bit words, spread over every bit. */
 uint64_t hash_mix(uint64_t a, uint64_t b);
+
+/*
+ * hash_golden - @x times 2^64 / phi (0x9e3779b97f4a7c15, the golden
+ * ratio's Fibonacci hashing), modulo 2^64. Each bit of the product
+ * depends on @x's bits at and below it only, so the high bits are the
+ * well-spread ones: take a bucket from the top (hash_golden(x) >> (64 -
+ * bits)), or mix the product further (hash_mix() does). Numbers in a
+ * run land far apart. A pure function: the same @x gives the same
+ * product in every process and version.
+ */
+static inline uint64_t hash_golden(uint64_t x)
+{
+	return x * 0x9e3779b97f4a7c15ULL;
+}
 
 /*
  * hash_add - add @n under @hash. 0, or -ENOMEM when the table has no

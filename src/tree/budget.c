@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "budget.h"
+#include "clock.h"
 #include "hash.h"
 #include "log.h"
 
@@ -43,14 +43,6 @@ static struct {
 	.reader_max = BUDGET_READER_MIB_DEFAULT * MIB,
 	.total_max = BUDGET_TOTAL_MIB_DEFAULT * MIB,
 };
-
-static long long now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec;
-}
 
 void budget_set_limits(size_t reader_bytes, size_t total_bytes)
 {
@@ -111,7 +103,8 @@ void budget_reader_put(struct budget_reader *r)
 /* Whether the time has come for another log line; @at is its clock. */
 static bool log_due(long long *at)
 {
-	long long now = now_s(), last = __atomic_load_n(at, __ATOMIC_RELAXED);
+	long long now = clock_coarse_s(),
+		  last = __atomic_load_n(at, __ATOMIC_RELAXED);
 
 	return (last == 0 || now - last >= BUDGET_LOG_S) &&
 	       __atomic_compare_exchange_n(at, &last, now, false,
