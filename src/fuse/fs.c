@@ -38,6 +38,7 @@
 #include "budget.h"
 #include "nodes.h"
 #include "fs.h"
+#include "clock.h"
 #include "hash.h"
 #include "keep.h"
 #include "records.h"
@@ -1020,7 +1021,7 @@ out_put:
  */
 static uint64_t entry_generation(uint64_t start, uint64_t extra)
 {
-	return (uint32_t)((start ? hash_mix(start, 0) >> 32 : 0) + extra);
+	return (uint32_t)((start ? hash_golden(start) >> 32 : 0) + extra);
 }
 
 /*
@@ -1032,16 +1033,11 @@ static uint64_t entry_generation(uint64_t start, uint64_t extra)
 static bool exited_already(struct request *r, const struct node *n)
 {
 	struct exited_task x;
-	struct timespec now;
 
 	if (!r->env->exited || r->view->nowhere)
 		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	return exited_find(r->env->exited, r->view->ns_ino, node_pid(n),
-			   node_tid(n),
-			   (uint64_t)now.tv_sec * 1000000000ULL +
-				   (uint64_t)now.tv_nsec,
-			   &x) == 0;
+			   node_tid(n), clock_mono_ns(), &x) == 0;
 }
 
 /*

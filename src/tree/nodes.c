@@ -7,18 +7,11 @@
 #include <time.h>
 
 #include "access.h"
+#include "clock.h"
 #include "nodes.h"
 #include "tree.h"
 
 /* ---- exited tasks ----------------------------------------------------- */
-
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The kept record of thread @vtid (0: the process) of process @vpid,
@@ -32,11 +25,11 @@ static int exited_lookup(struct request *r, pid_t vpid, pid_t vtid,
 
 	if (!table || r->view->nowhere)
 		return -ENOENT;
-	if (exited_find(table, ns, vpid, vtid, mono_now(), x) < 0) {
+	if (exited_find(table, ns, vpid, vtid, clock_mono_ns(), x) < 0) {
 		if (!r->env->listener)
 			return -ENOENT;
 		listener_sync(r->env->listener); /* it may have just exited */
-		if (exited_find(table, ns, vpid, vtid, mono_now(), x) < 0)
+		if (exited_find(table, ns, vpid, vtid, clock_mono_ns(), x) < 0)
 			return -ENOENT;
 	}
 	return view_shows_owner(r->view, x->uid) ? 0 : -ENOENT;
@@ -261,7 +254,7 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	if (ret == 0 && env->exited) {
 		struct exited_counts c;
 
-		exited_counts(env->exited, mono_now(), &c);
+		exited_counts(env->exited, clock_mono_ns(), &c);
 		ret = rbuf_printf(b,
 				  "exit_source taskstats\nexit_keep %u\n"
 				  "exit_retained %llu\nexit_dropped %llu\n"
@@ -523,7 +516,7 @@ static int table_process(struct table *t)
 	    (!t->have_born && process_creation(t->r, t->nr, &t->born) < 0))
 		return ret;
 	return exited_for_each(t->r->env->exited, t->r->view->ns_ino, t->nr,
-			       mono_now(), table_exited_thread, t);
+			       clock_mono_ns(), table_exited_thread, t);
 }
 
 int show_threads_table(struct request *r, const struct node *n, struct rbuf *b)
@@ -603,7 +596,7 @@ int show_table(struct request *r, const struct node *n, struct rbuf *b)
 		 * not held while their threads are visited. */
 		t.threads.count = 0;
 		ret = exited_for_each(r->env->exited, r->view->ns_ino, 0,
-				      mono_now(), table_of_exited, &t);
+				      clock_mono_ns(), table_of_exited, &t);
 		kept = t.threads;
 		t.threads = (struct seen){ 0 };
 		for (i = 0; ret == 0 && i < kept.count; i++) {
@@ -824,7 +817,7 @@ static int list_kept(struct task_lister *tl, pid_t vpid, int ret)
 
 	if (ret == 0 && r->env->exited && !r->view->nowhere)
 		ret = exited_for_each(r->env->exited, r->view->ns_ino, vpid,
-				      mono_now(), list_exited, tl);
+				      clock_mono_ns(), list_exited, tl);
 	seen_free(&tl->alive);
 	return ret;
 }

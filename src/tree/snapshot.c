@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include "budget.h"
+#include "clock.h"
+#include "hash.h"
 #include "snapshot.h"
 
 #define NO_SLOT UINT32_MAX
@@ -59,14 +61,6 @@ struct snapshots {
 	uint64_t (*extra_id)(void *ctx, const struct node *n);
 	void *ctx;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static void text_free(struct snapshots *s, struct rbuf *text)
 {
@@ -116,7 +110,7 @@ void snapshots_free(struct snapshots *s)
 
 static uint32_t home_of(const struct snapshots *s, uint64_t id)
 {
-	return (uint32_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (s->mapcap - 1);
+	return (uint32_t)(hash_golden(id) >> 32) & (s->mapcap - 1);
 }
 
 /* Where @id is in the map, or the empty place it would take. */
@@ -282,7 +276,7 @@ static void sweep(struct snapshots *s, long long now,
 bool snapshots_checked(struct snapshots *s, const struct node *dir,
 		       struct owner *o)
 {
-	long long now = now_ms();
+	long long now = clock_coarse_ms();
 	struct entry *e;
 	bool fresh;
 
@@ -341,7 +335,7 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct node *checked, struct budget_reader *who,
 		     uint64_t *ino, struct snapshot_idle *idle)
 {
-	long long now = now_ms();
+	long long now = clock_coarse_ms();
 	struct entry *own, *e;
 	uint64_t id;
 
@@ -435,7 +429,7 @@ void snapshots_release(struct snapshots *s, uint64_t ino)
 	if (!e || !e->opens || --e->opens)
 		goto out;
 	/* Unused now: an extra inode the kernel forgot, a node's own. */
-	if (snapshot_ino(ino) ? !e->nlookup : !own_in_use(e, now_ms()))
+	if (snapshot_ino(ino) ? !e->nlookup : !own_in_use(e, clock_coarse_ms()))
 		entry_drop(s, e);
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -501,7 +495,7 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 void snapshots_taken_over(struct snapshots *s)
 {
 	pthread_mutex_lock(&s->lock);
-	s->extras_until_ms = now_ms() + SNAPSHOT_PENDING_MS;
+	s->extras_until_ms = clock_coarse_ms() + SNAPSHOT_PENDING_MS;
 	pthread_mutex_unlock(&s->lock);
 }
 
