@@ -1338,9 +1338,11 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		tree_stat(&r, n, &st);
 		o.uid = st.st_uid;
 		o.gid = st.st_gid;
-		if (snapshots_resize(fs->snaps, ino, &o, (*text)->len))
-			fuse_lowlevel_notify_store(
-				fs->se, ino, (off_t)(*text)->len, &none, 0);
+		/* The kernel's size may be what a dead server told, or
+		 * what a short read left: it grows if it is less. */
+		snapshots_resize(fs->snaps, ino, &o, (*text)->len);
+		fuse_lowlevel_notify_store(fs->se, ino, (off_t)(*text)->len,
+					   &none, 0);
 	}
 	req_end(&r);
 	fi->direct_io = 1;
@@ -1553,9 +1555,8 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	tree_stat(r, n, &st);
 	o.uid = st.st_uid;
 	o.gid = st.st_gid;
-	if (snapshots_resize(fs->snaps, ino, &o, text->len))
-		fuse_lowlevel_notify_store(fs->se, ino, (off_t)text->len, &none,
-					   0);
+	snapshots_resize(fs->snaps, ino, &o, text->len);
+	fuse_lowlevel_notify_store(fs->se, ino, (off_t)text->len, &none, 0);
 	return 0;
 }
 
