@@ -125,13 +125,10 @@ test_expect_success 'info says what the engine found' '
 	hidepid off
 	hidepid_gid none
 	exit_source none
-	inode_records N
 	server_pid $(server_of "$TFS_PID")
 	server_starts 1
 	EOT
-	cat "$MNT/info" >info.out &&
-	grep -Eq "^inode_records [1-9][0-9]*\$" info.out &&
-	sed "s/^inode_records .*/inode_records N/" info.out >actual &&
+	cat "$MNT/info" >actual &&
 	test_cmp expect actual
 '
 

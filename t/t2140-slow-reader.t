@@ -77,17 +77,18 @@ test_expect_success 'a reader stuck in the daemon, the others answered meanwhile
 	echo "the stuck reader still waits: $(ps -o pid=,stat=,args= -p $slow)" &&
 	is_running $slow &&
 	stuck_in_fifo "$(server_of "$TFS_PID")" &&
-	cat "$TRASH/schedstat" >"$FIFO" &&
+	release &&
 	wait $slow &&
 	cat slow.out &&
 	test_cmp expect.200 slow.out
 '
 
-# The stuck request alone, or nearly: its directory's names cached
-# (entry timeout 1 s), the daemon idle a while, so that the walk sends
-# the file's lookup (after, at most, a getattr of its directory) as the
-# first request after a pause, which the watchdog must not sleep
-# through. Five times: which tick the request meets is a matter of
+# The stuck request alone, or nearly: the daemon idle a while, so that
+# the walk sends its lookups (a task's directory is not cached without
+# an exit listener, and its lookup reads the schedstat too, which says
+# which task the number is) as the first requests after a pause, which
+# the watchdog must not sleep through; release feeds the FIFO to every
+# read of it. Five times: which tick the request meets is a matter of
 # microseconds.
 stuck_after_pause() {
 	test -d "$MNT/proc/200/threads/200" &&
@@ -98,7 +99,7 @@ stuck_after_pause() {
 	wait_for 10 stuck_in_fifo "$(server_of "$TFS_PID")" &&
 	bounded 10 cat "$MNT/proc/100/threads/101/cycles" >got.101 &&
 	test_cmp expect.101 got.101 &&
-	cat "$TRASH/schedstat" >"$FIFO" &&
+	release &&
 	wait $slow &&
 	test_cmp expect.200 slow3.out
 }
@@ -118,7 +119,7 @@ test_expect_success 'the daemon goes on: the same file twice, as it comes' '
 	test_when_finished release &&
 	wait_for 10 stuck_in_fifo "$(server_of "$TFS_PID")" &&
 	bounded 10 cat "$MNT/proc/100/cycles" >/dev/null &&
-	cat "$TRASH/schedstat" >"$FIFO" &&
+	release &&
 	wait $slow &&
 	test_cmp expect.200 slow2.out &&
 	unmount_timingfs &&

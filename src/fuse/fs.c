@@ -670,7 +670,8 @@ struct fs_text {
 	struct rbuf buf; /* first */
 	struct fs_held held; /* while an open file holds it */
 	struct budget_charge charge; /* while the daemon holds it */
-	bool fresh; /* atomic: an open's, not read at offset 0 yet */
+	bool at_end; /* atomic: an open's, read to its end since its open or
+		      * its last rewind */
 };
 
 static struct rbuf *text_new(void)
@@ -682,7 +683,7 @@ static struct rbuf *text_new(void)
 	rbuf_init(&t->buf);
 	t->charge.reader = NULL;
 	t->charge.bytes = 0;
-	t->fresh = true;
+	t->at_end = false;
 	return &t->buf;
 }
 
@@ -1456,14 +1457,30 @@ static void reply_snapshot(fuse_req_t req, const struct rbuf *b, size_t size,
 struct fs_reading {
 	fuse_req_t req;
 	struct fs *fs;
+	uint64_t fh; /* the open file read */
 	size_t size;
 	off_t off;
 };
+
+/* The content of open @fh of this server, or NULL (a dead server's). */
+static struct fs_text *open_text(struct fs *fs, uint64_t fh)
+{
+	uint32_t slot = handle_slot(fh);
+	struct fs_held *h;
+
+	if (slot >= FS_KEEP_SLOTS)
+		return NULL;
+	h = __atomic_load_n(&fs->opened[slot], __ATOMIC_ACQUIRE);
+	if (!h || h->listing || h->handle != fh)
+		return NULL;
+	return text_of(held_text(h));
+}
 
 static void serve_handle(void *ctx, uint64_t handle)
 {
 	struct fs_reading *rd = ctx;
 	struct rbuf b = { 0 };
+	struct fs_text *t;
 	const char *data;
 
 	if (keep_get(rd->fs->keep, handle, &data, &b.len, NULL, NULL) < 0) {
@@ -1471,27 +1488,28 @@ static void serve_handle(void *ctx, uint64_t handle)
 		return;
 	}
 	b.data = (char *)(uintptr_t)data;
+	/* Read to its end: a read at offset 0 from now on is a rewind. */
+	if (rd->off >= 0 && (uint64_t)rd->off + rd->size >= b.len &&
+	    (t = open_text(rd->fs, rd->fh)))
+		__atomic_store_n(&t->at_end, true, __ATOMIC_RELEASE);
 	reply_snapshot(rd->req, &b, rd->size, rd->off);
 }
 
 /*
- * Whether open @fh has not been read at offset 0 yet: its first such
- * read serves the content of its open, every later one takes a new
- * snapshot. An open a dead server made is not known here: each of its
- * reads at offset 0 takes a new snapshot.
+ * Whether a read at offset 0 of open @fh is a rewind, which takes a new
+ * snapshot: once the snapshot its reader read was read to its end. A
+ * read at offset 0 before that (the first, or the page cache reading
+ * its first page again, or a reader that reads the start twice) is
+ * served from the snapshot it has. An open a dead server made is not
+ * known here: each of its reads at offset 0 takes a new snapshot.
  */
-static bool open_fresh(struct fs *fs, uint64_t fh)
+static bool open_rewinds(struct fs *fs, uint64_t fh)
 {
-	uint32_t slot = handle_slot(fh);
-	struct fs_held *h;
+	struct fs_text *t = open_text(fs, fh);
 
-	if (slot >= FS_KEEP_SLOTS)
-		return false;
-	h = __atomic_load_n(&fs->opened[slot], __ATOMIC_ACQUIRE);
-	if (!h || h->listing || h->handle != fh)
-		return false;
-	return __atomic_exchange_n(&text_of(held_text(h))->fresh, false,
-				   __ATOMIC_ACQ_REL);
+	if (!t)
+		return true;
+	return __atomic_exchange_n(&t->at_end, false, __ATOMIC_ACQ_REL);
 }
 
 static void rewind_drop(void *ctx, const struct rewind *w)
@@ -1592,17 +1610,16 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 }
 
 /*
- * A read of open @fh: at offset 0, the open's content the first time,
- * a new snapshot after (rewinds.h); at any other offset, the snapshot
- * the reading thread's last read at offset 0 took, else the open's
- * last one.
+ * A read of open @fh: at offset 0 once the open was read to its end, a
+ * new snapshot (rewinds.h); else, and at any other offset, the snapshot
+ * the reading thread's last rewind took, else the open's last one.
  */
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct fs_reading rd = { req, req_fs(req), size, off };
+	struct fs_reading rd = { req, req_fs(req), fi->fh, size, off };
 
-	if (off == 0 && !open_fresh(rd.fs, fi->fh))
+	if (off == 0 && open_rewinds(rd.fs, fi->fh))
 		read_rewound(req, ino, &rd, fi->fh);
 	else if (off == 0 ||
 		 !rewinds_serve(rd.fs->rw, fi->fh, fuse_req_ctx(req)->pid,
@@ -1949,12 +1966,6 @@ static uint64_t extra_id(void *ctx, const struct node *n)
 	return records_extra(fs->recs, n);
 }
 
-/* info's inode_records: the records this mount's kernel holds. */
-static size_t env_records(const struct tree_env *env)
-{
-	return records_count(container_of(env, struct fs, env)->recs);
-}
-
 int fs_new(struct engine *engine, struct views *views,
 	   const struct access_policy *access, struct fs_dropper *dropper,
 	   struct fs **out)
@@ -1979,7 +1990,6 @@ int fs_new(struct engine *engine, struct views *views,
 		return -ENOMEM;
 	}
 	fs->env.engine = engine;
-	fs->env.records = env_records;
 	fs->env.views = views;
 	fs->env.access = *access;
 	fs->env.uid = getuid();

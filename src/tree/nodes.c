@@ -265,8 +265,6 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	} else if (ret == 0) {
 		ret = rbuf_printf(b, "exit_source none\n");
 	}
-	if (ret == 0 && env->records)
-		ret = rbuf_printf(b, "inode_records %zu\n", env->records(env));
 	if (ret == 0 && server_starts)
 		ret = rbuf_printf(b, "server_pid %d\nserver_starts %u\n",
 				  (int)server_pid, server_starts);

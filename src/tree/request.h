@@ -32,9 +32,6 @@ struct tree_env {
 	/* The exited tasks kept, and who files them; NULL when none are. */
 	struct exited *exited;
 	struct listener *listener;
-	/* The FUSE layer's count of its inode records, for info (NULL:
-	 * none). */
-	size_t (*records)(const struct tree_env *env);
 };
 
 /* Who asks. */
