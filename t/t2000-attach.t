@@ -192,7 +192,7 @@ test_expect_success 'twenty attached: one exit listener, bounded threads and mem
 	echo "# threads $threads, RSS $rss kB, listener sockets $(listener_sockets "$(server_of "$TFS_PID")")" &&
 	test "$(listener_sockets "$(server_of "$TFS_PID")")" = "$(cat "$TRASH/listeners")" &&
 	# 10 workers at most (max_threads), the main thread, the exit
-	# listener, the workers' watchdog and the thread that drops names
+	# listener, the watchdog of the workers and the thread that drops names
 	# (started by the first exit of a task whose name the kernel
 	# holds): 14, mounts or none.
 	test "$threads" -le 14 &&
