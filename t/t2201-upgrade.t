@@ -147,6 +147,11 @@ test_expect_success 'SIGUSR2 upgrades to the binary installed' '
 # The state an upgrade hands over holds each attached mount's options as
 # attach was given them: one of 750 bytes (the control socket takes a
 # message of 64 KiB) must come through too.
+# init_sleeps PID: the container's init PID has done with its mounts.
+init_sleeps() {
+	test "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep
+}
+
 test_expect_success 'a container attached with 750 bytes of options: an upgrade keeps it served' '
 	opts=$(printf "ro,allow_other,%.0s" $(seq 1 50)) &&
 	opts=${opts%,} &&
@@ -154,6 +159,9 @@ test_expect_success 'a container attached with 750 bytes of options: an upgrade 
 	{ unshare -m -p -f --mount-proc sh -c "$CONTAINER_INIT" & } &&
 	kill_at_exit $! &&
 	init=$(child_of $!) &&
+	# Its init unmounts what timingfs mounts it inherited, then sleeps:
+	# an attach before that would be unmounted with them.
+	wait_for 10 init_sleeps "$init" &&
 	"$TIMINGFSCTL" attach -o "$opts" "/proc/$init/ns/pid" "$TARGET" &&
 	mounted_in_container "$init" "$TARGET" &&
 	c=$(conn_of "/proc/$init/mountinfo" "$TARGET") &&
