@@ -590,6 +590,7 @@ static int supervise(struct daemon *d)
 	unmount_own(d);
 	super_tell_end(d->super, status);
 	engine_set_retained(p->engine, NULL);
+	fs_set_exited(p->fs, NULL, NULL); /* it hears no more exits */
 	listener_stop(d->listener);
 	exited_free(d->exited);
 	if (d->epfd >= 0)

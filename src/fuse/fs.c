@@ -879,6 +879,7 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 {
 	struct fs *fs = arg;
 	struct rewind w = { (pid_t)ino, handle, NULL }, old;
+	struct rbuf *text;
 	size_t len = 0;
 	struct node n;
 
@@ -894,6 +895,18 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 	    keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0)
 		return;
 	snapshots_adopt(fs->snaps, ino, &n, len);
+	/* Held as this server's own opens are, so that its reads know
+	 * whether it was read to its end (fs_read()): the content stays
+	 * the keep's. */
+	text = text_new();
+	if (!text || handle_slot(handle) >= FS_KEEP_SLOTS) {
+		text_free(text);
+		return;
+	}
+	text_held(text)->handle = handle;
+	hold(fs, text_held(text), false);
+	__atomic_store_n(&fs->opened[handle_slot(handle)], text_held(text),
+			 __ATOMIC_RELEASE);
 }
 
 void fs_set_view_record(struct fs *fs, struct view_record *record)
@@ -903,6 +916,7 @@ void fs_set_view_record(struct fs *fs, struct view_record *record)
 
 int fs_set_keep(struct fs *fs, int fd)
 {
+	struct records *recs;
 	size_t bytes;
 	void *area;
 	int ret;
@@ -913,15 +927,13 @@ int fs_set_keep(struct fs *fs, int fd)
 	ret = keep_map(fd, &fs->keep);
 	if (ret < 0)
 		return ret;
-	/* The records in the keep's memory, as a dead server left them. */
+	/* The records in the keep's memory, as a dead server left them
+	 * (in this server's alone where the keep has no record area). */
 	area = keep_records(fs->keep, &bytes);
-	if (area) {
-		records_free(fs->recs);
-		fs->recs = NULL;
-		ret = records_new(fs->env.views, area, bytes, &fs->recs);
-		if (ret < 0)
-			return ret;
-	}
+	ret = records_new(fs->env.views, area, bytes, &recs);
+	if (ret < 0)
+		return ret;
+	__atomic_store_n(&fs->recs, recs, __ATOMIC_RELEASE);
 	keep_each(fs->keep, adopt_open, fs);
 	snapshots_taken_over(fs->snaps);
 	return 0;
@@ -1298,19 +1310,37 @@ static int req_check_named(struct request *r, const struct node *n)
 }
 
 /*
+ * Grow the kernel's size of inode @ino to the length of @text, content
+ * made afresh, before it is served, if the kernel holds less (a page
+ * cache reader stops at it). It is done by storing the content's last
+ * byte where it belongs (fuse_lowlevel_notify_store()), which grows the
+ * size to its end and leaves the page not up to date; a store of no
+ * bytes grows nothing (fuse_write_update_attr() since Linux 5.16). The
+ * kernel locks that page meanwhile: not from a read of it.
+ */
+static void grow_size(struct fs *fs, fuse_ino_t ino, const struct rbuf *text)
+{
+	struct fuse_bufvec last = FUSE_BUFVEC_INIT(1);
+
+	if (!text->len)
+		return;
+	last.buf[0].mem = text->data + text->len - 1;
+	fuse_lowlevel_notify_store(fs->se, ino, (off_t)text->len - 1, &last, 0);
+}
+
+/*
  * An open of file inode @ino, node @n, that takes no lookup's content:
  * a second open after one lookup, or one by another thread than the
  * lookup's, which came without a path walk (snapshot.h). The content is
- * rendered afresh for this reader and served with direct_io; when it is
- * longer than the inode's size may be, the size grows first, by a
- * notification that stores nothing and so touches no page (a short
- * read at the end of the content shrinks it back).
+ * rendered afresh for this reader and served with direct_io; the
+ * inode's size grows first to its length, where it is less
+ * (grow_size()), and a short read at the end of a shorter content
+ * shrinks it.
  */
 static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		      struct fuse_file_info *fi, struct rbuf **text)
 {
 	struct fs *fs = req_fs(req);
-	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct budget_reader *who = NULL;
 	struct request r;
 	struct stat st;
@@ -1342,8 +1372,7 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		/* The kernel's size may be what a dead server told, or
 		 * what a short read left: it grows if it is less. */
 		snapshots_resize(fs->snaps, ino, &o, (*text)->len);
-		fuse_lowlevel_notify_store(fs->se, ino, (off_t)(*text)->len,
-					   &none, 0);
+		grow_size(fs, ino, *text);
 	}
 	req_end(&r);
 	fi->direct_io = 1;
@@ -1534,10 +1563,9 @@ static void rewind_forget(void *ctx, const struct rewind *w)
  * grows first, as at an open without a lookup (open_again()).
  */
 static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
-		       const struct node *n)
+		       const struct node *n, size_t size)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
-	struct fuse_bufvec none = FUSE_BUFVEC_INIT(0);
 	struct rewind w = { r->pid, 0, NULL }, old;
 	struct budget_reader *who;
 	struct rbuf *text;
@@ -1574,7 +1602,12 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	o.uid = st.st_uid;
 	o.gid = st.st_gid;
 	snapshots_resize(fs->snaps, ino, &o, text->len);
-	fuse_lowlevel_notify_store(fs->se, ino, (off_t)text->len, &none, 0);
+	/* Not from a read of the page that holds its last byte, which the
+	 * kernel holds locked till the reply: a read(2) of direct_io
+	 * needs no size, and the page cache reads the first page again
+	 * only when the kernel dropped it (see the README). */
+	if (text->len > size)
+		grow_size(fs, ino, text);
 	return 0;
 }
 
@@ -1601,7 +1634,7 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 	if (ret == 0)
 		ret = record_check(&r, &n);
 	if (ret == 0)
-		ret = rewind_take(&r, ino, fh, &n);
+		ret = rewind_take(&r, ino, fh, &n, rd->size);
 	req_end(&r);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -1983,12 +2016,6 @@ int fs_new(struct engine *engine, struct views *views,
 		free(fs);
 		return -ENOMEM;
 	}
-	if (records_new(views, NULL, 0, &fs->recs) < 0) {
-		rewinds_free(fs->rw, NULL, NULL);
-		snapshots_free(fs->snaps);
-		free(fs);
-		return -ENOMEM;
-	}
 	fs->env.engine = engine;
 	fs->env.views = views;
 	fs->env.access = *access;
@@ -2027,13 +2054,19 @@ void fs_set_session(struct fs *fs, struct fuse_session *se)
 static void task_exited(void *ctx, pid_t tgid, pid_t tid)
 {
 	struct fs *fs = ctx;
+	struct records *recs = __atomic_load_n(&fs->recs, __ATOMIC_ACQUIRE);
 	struct record_name names[16];
 
-	drop_names(fs, names, records_of_task(fs->recs, tgid, tid, names, 16));
+	if (recs) /* none before fs_set_keep() */
+		drop_names(fs, names,
+			   records_of_task(recs, tgid, tid, names, 16));
 }
 
 void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l)
 {
+	if (fs->watching)
+		listener_unwatch(fs->env.listener, task_exited, fs);
+	fs->watching = false;
 	fs->env.exited = x;
 	fs->env.listener = l;
 	if (l && listener_watch(l, task_exited, fs) == 0)

@@ -84,8 +84,9 @@ void fs_set_session(struct fs *fs, struct fuse_session *se);
 /*
  * fs_set_exited - serve the exited tasks kept in @x, which @l files,
  * and have the kernel drop the names of every task @l says exited
- * (listener_watch(), until the session's destroy or fs_free()). Call
- * it before serving; both outlive @fs.
+ * (listener_watch(), until the session's destroy, fs_free() or
+ * another fs_set_exited(): NULLs stop it, before @l stops). Call it
+ * before serving; both outlive @fs, or its watch of @l.
  */
 void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l);
 

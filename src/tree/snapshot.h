@@ -55,9 +55,9 @@
  * again, an O_PATH descriptor passed on), renders the content afresh:
  * the FUSE layer serves it with direct_io, for read(2) the kernel's
  * size does not matter, and grows the inode's size first when the
- * content is now longer (a notification that touches no page), so that
- * a page-cache reader meets the end of the content in a short read,
- * which shrinks the size to it.
+ * content is now longer (a notification that stores its last byte, the
+ * page left not up to date), so that a page-cache reader meets the end
+ * of the content in a short read, which shrinks the size to it.
  *
  * Node IDs. A file's first inode is its node's own ID (node_id(),
  * inode.h), which needs no memory here: the table holds an entry for
