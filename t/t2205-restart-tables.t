@@ -340,13 +340,7 @@ test_expect_success 'no open, read, sendfile, splice or close failed' '
 	test "$fail" = 0
 '
 
-# Known breakage (issue 32, left open): a page-cache reader (sendfile,
-# splice) now and then gets a table one byte longer than the size the
-# kernel holds for its inode, its last newline cut, 4 to 6 ms after a
-# kill of the server: in 2 of 3 runs of this test, one or two copies in
-# about 9,000 page-cache reads (read(2) never). The opens that failed
-# across kills (26 in 6 runs before the records) do not any more.
-test_expect_failure 'no torn copy: each table its header once, lines of 7 integers, a newline at the end' '
+test_expect_success 'no torn copy: each table its header once, lines of 7 integers, a newline at the end' '
 	fail=0 &&
 	for r in $READER_NAMES; do
 		{ grep " torn: " "$DIR/$r.err" >"$DIR/$r.torn" || :; } &&
