@@ -1014,9 +1014,10 @@ static int lookup_file(struct request *r, const struct node *n,
 	 */
 	ep->generation = len;
 	ep->entry_timeout = 0;
-	/* Its node ID is a record's (its directory's, or its own as an
-	 * extra inode): counted there. */
-	if (node_id_rec(ep->ino) && records_hold_id(fs->recs, ep->ino) < 0) {
+	/* Its own node ID is its directory's record's: counted there (an
+	 * extra inode's record counts with snapshots_lookup()). */
+	if (!snapshot_ino(ep->ino) && node_id_rec(ep->ino) &&
+	    records_hold_id(fs->recs, ep->ino) < 0) {
 		snapshots_forget(fs->snaps, ep->ino, 1);
 		return -ENOENT;
 	}
@@ -1102,8 +1103,8 @@ static void lookup_reply(struct request *r, const struct node *n,
 		return;
 	/* Never known: */
 	if (snapshot_ino(ep->ino))
-		snapshots_forget(fs->snaps, ep->ino, 1);
-	if (node_id_rec(ep->ino))
+		snapshots_forget(fs->snaps, ep->ino, 1); /* its record too */
+	else if (node_id_rec(ep->ino))
 		records_forget(fs->recs, ep->ino, 1);
 }
 
@@ -1686,8 +1687,8 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
 	if (snapshot_ino(ino))
-		snapshots_forget(fs->snaps, ino, nlookup);
-	if (node_id_rec(ino))
+		snapshots_forget(fs->snaps, ino, nlookup); /* its record too */
+	else if (node_id_rec(ino))
 		records_forget(fs->recs, ino, nlookup);
 }
 
@@ -1991,12 +1992,26 @@ const struct fuse_lowlevel_ops *fs_operations(void)
 	return &fs_ops;
 }
 
-/* A new extra inode of file @n (snapshot.h): a record. */
-static uint64_t extra_id(void *ctx, const struct node *n)
+/* The extra inodes of files (snapshot.h): records. */
+static uint64_t extra_make(void *ctx, const struct node *n)
 {
 	struct fs *fs = ctx;
 
 	return records_extra(fs->recs, n);
+}
+
+static void extra_hold(void *ctx, uint64_t id)
+{
+	struct fs *fs = ctx;
+
+	records_hold_id(fs->recs, id);
+}
+
+static void extra_forget(void *ctx, uint64_t id, uint64_t nlookup)
+{
+	struct fs *fs = ctx;
+
+	records_forget(fs->recs, id, nlookup);
 }
 
 int fs_new(struct engine *engine, struct views *views,
@@ -2004,10 +2019,12 @@ int fs_new(struct engine *engine, struct views *views,
 	   struct fs **out)
 {
 	struct fs *fs = calloc(1, sizeof(*fs));
+	struct snapshot_extras extras = { extra_make, extra_hold, extra_forget,
+					  fs };
 
 	if (!fs)
 		return -ENOMEM;
-	if (snapshots_new(text_free, extra_id, fs, &fs->snaps) < 0) {
+	if (snapshots_new(text_free, &extras, &fs->snaps) < 0) {
 		free(fs);
 		return -ENOMEM;
 	}

@@ -58,8 +58,7 @@ struct snapshots {
 	size_t count;
 	void (*free_text)(struct rbuf *text);
 	long long extras_until_ms; /* every lookup gets an extra till then */
-	uint64_t (*extra_id)(void *ctx, const struct node *n);
-	void *ctx;
+	struct snapshot_extras extras;
 };
 
 static void text_free(struct snapshots *s, struct rbuf *text)
@@ -74,16 +73,14 @@ size_t snapshots_entry_bytes(void)
 }
 
 int snapshots_new(void (*free_text)(struct rbuf *text),
-		  uint64_t (*extra_id)(void *ctx, const struct node *n),
-		  void *ctx, struct snapshots **out)
+		  const struct snapshot_extras *extras, struct snapshots **out)
 {
 	struct snapshots *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
 	s->free_text = free_text;
-	s->extra_id = extra_id;
-	s->ctx = ctx;
+	s->extras = *extras;
 	pthread_mutex_init(&s->lock, NULL);
 	s->free_head = NO_SLOT;
 	*out = s;
@@ -354,15 +351,17 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 	if (now < s->extras_until_ms)
 		e = NULL;
 	if (!e) {
-		id = s->extra_id(s->ctx, n);
+		id = s->extras.make(s->extras.ctx, n);
 		e = id ? entry_new(s, id, n, who) : NULL;
 		if (!e)
 			goto out_nomem;
 		own = find(s, node_id(n)); /* the slots may have moved */
 	}
 	take_text(s, e, o, pid, text, now);
-	if (snapshot_ino(e->id))
+	if (snapshot_ino(e->id)) {
 		e->nlookup++;
+		s->extras.hold(s->extras.ctx, e->id);
+	}
 	own->last = e->id;
 	*ino = e->id;
 	pthread_mutex_unlock(&s->lock);
@@ -475,7 +474,6 @@ int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
 	return ret;
 }
 
-
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 {
 	struct entry *e;
@@ -489,6 +487,7 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 		if (!e->nlookup && !e->opens)
 			entry_drop(s, e);
 	}
+	s->extras.forget(s->extras.ctx, ino, nlookup);
 	pthread_mutex_unlock(&s->lock);
 }
 

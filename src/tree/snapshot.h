@@ -136,16 +136,28 @@ static inline bool snapshot_ino(uint64_t ino)
 }
 
 /*
+ * The caller's records of extra inodes: make(ctx, n), the node ID of a
+ * new extra inode of node @n, with SNAPSHOT_INO_BIT set, so that a
+ * successor of the server knows it (0 when none can be made); and the
+ * kernel's lookups of one, counted (hold) and forgotten (forget) under
+ * the table's lock, where the table counts them, so that the two counts
+ * never part. The table calls them with its lock held: they must not
+ * call it.
+ */
+struct snapshot_extras {
+	uint64_t (*make)(void *ctx, const struct node *n);
+	void (*hold)(void *ctx, uint64_t id);
+	void (*forget)(void *ctx, uint64_t id, uint64_t nlookup);
+	void *ctx;
+};
+
+/*
  * snapshots_new - an empty table, which frees the contents it holds
- * (lookups' contents never opened) with @free_text, and asks
- * @extra_id(@ctx, n) for the node ID of each new extra inode of node
- * @n (the caller's record of it, whose ID has SNAPSHOT_INO_BIT set,
- * so that a successor of the server knows it: 0 when none can be
- * made). 0, or -ENOMEM.
+ * (lookups' contents never opened) with @free_text, and keeps extra
+ * inodes in the records of @extras (copied). 0, or -ENOMEM.
  */
 int snapshots_new(void (*free_text)(struct rbuf *text),
-		  uint64_t (*extra_id)(void *ctx, const struct node *n),
-		  void *ctx, struct snapshots **out);
+		  const struct snapshot_extras *extras, struct snapshots **out);
 
 /* snapshots_entry_bytes - what one entry of the table costs. */
 size_t snapshots_entry_bytes(void);
@@ -217,8 +229,9 @@ bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
 
 /*
  * snapshots_forget - the kernel forgets @nlookup lookups of @ino. An
- * extra inode goes at none left, once nobody has it open; a node's own
- * inode needs nothing.
+ * extra inode goes at none left, once nobody has it open; its record
+ * is told (extras->forget) whether or not the table knows it (one a
+ * dead server made); a node's own inode needs nothing.
  */
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
 
@@ -231,7 +244,6 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
  */
 int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
 		    uint64_t size);
-
 
 /*
  * snapshots_taken_over - this server takes over from one that died,
