@@ -511,31 +511,66 @@ static int req_node_view(fuse_req_t req, struct request *r,
  * one that names no task (proc/), is not judged; nor is a task whose
  * start cannot be read (a broken source: its files say so).
  */
+static int record_resolve(struct request *r, const struct node *n,
+			  struct record_task *t);
+static int record_judge(struct request *r, const struct node *n,
+			const struct record_task *t);
+
 static int record_check(struct request *r, const struct node *n)
 {
-	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct record_task t;
-	uint64_t start;
-	struct node rn;
 	int ret;
 
 	if (!n->rec)
 		return 0;
-	if (records_get(fs->recs, node_id(n), &rn, &t) < 0)
+	ret = record_resolve(r, n, &t);
+	return ret < 0 ? ret : record_judge(r, n, &t);
+}
+
+/*
+ * The task of node @n's record, in *@t (t->start 0: none to judge),
+ * made the request's (task_of() does not translate it again); -ENOENT
+ * when the record is gone.
+ */
+static int record_resolve(struct request *r, const struct node *n,
+			  struct record_task *t)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct node rn;
+
+	if (records_get(fs->recs, node_id(n), &rn, t) < 0)
 		return -ENOENT;
-	if (!t.start)
-		return 0;
-	if (t.pid > 0 && r->view) {
+	if (t->start && t->pid > 0 && r->view) {
 		r->task_view = r->view;
 		r->task_nr[0] = n->num[0];
 		r->task_nr[1] = n->num[1];
-		r->task_pid = t.pid;
-		r->task_tid = t.tid;
+		r->task_pid = t->pid;
+		r->task_tid = t->tid;
 	}
-	ret = task_start(r, n, &start);
-	if (ret < 0)
-		return ret;
-	return start && start != t.start ? -ENOENT : 0;
+	return 0;
+}
+
+/*
+ * Whether the task @t of @n's record is the one the daemon's number
+ * names now: what a read of this request met of it (nodes.h, at no
+ * cost), else one read of its start.
+ */
+static int record_judge(struct request *r, const struct node *n,
+			const struct record_task *t)
+{
+	uint64_t start = 0;
+	int ret;
+
+	if (!t->start)
+		return 0;
+	if (r->seen_start && r->seen_pid == t->pid && r->seen_tid == t->tid) {
+		start = r->seen_start;
+	} else {
+		ret = task_start(r, n, &start);
+		if (ret < 0)
+			return ret;
+	}
+	return start && start != t->start ? -ENOENT : 0;
 }
 
 static void req_end(struct request *r)
@@ -1128,10 +1163,13 @@ static int fs_node(struct fs *fs, uint64_t ino, struct node *n)
 	return 0;
 }
 
+static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = req_fs(req);
 	struct fuse_entry_param ep;
+	struct record_task dt = { 0 };
 	struct request r;
 	struct node dir, n;
 	uint64_t start = 0;
@@ -1147,12 +1185,20 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ret = req_node_view(req, &r, &n);
 		n.view = r.view->slot;
 	}
-	/* Below a task's directory: still that task? */
-	if (ret == 0)
-		ret = record_check(&r, &dir);
+	/*
+	 * Below a task's directory: still that task? A file's content is
+	 * made first, by that task, and it is judged by the start its
+	 * reads met; a directory's before.
+	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
-		ret = lookup_file(&r, &n, &ep);
-	} else if (ret == 0) {
+		ret = dir.rec ? record_resolve(&r, &dir, &dt) : 0;
+		if (ret == 0)
+			ret = lookup_file(&r, &n, &ep);
+		if (ret == 0 && dir.rec && record_judge(&r, &dir, &dt) < 0) {
+			forget_one(fs, ep.ino, 1);
+			ret = -ENOENT;
+		}
+	} else if (ret == 0 && (ret = record_check(&r, &dir)) == 0) {
 		ret = tree_check(&r, &n, &ep.attr);
 		/* A process or thread: which one, now. */
 		if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
@@ -1416,7 +1462,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ret == 0)
 		ret = snapshots_open(fs->snaps, ino, &n, fuse_req_ctx(req)->pid,
 				     &text);
-	if (ret == 0 && (ret = open_check(req, &n)) < 0) {
+	if (ret == 2 && (ret = open_check(req, &n)) < 0) {
 		text_free(text);
 		snapshots_release(fs->snaps, ino);
 	} else if (ret == 0) {

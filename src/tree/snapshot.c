@@ -407,7 +407,8 @@ int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
 	} else if (e->text && e->pid == pid && !e->opens) {
 		*text = e->text;
 		e->text = NULL;
-		ret = 0;
+		ret = clock_coarse_ms() - e->pending_ms > SNAPSHOT_TAKE_MS ? 2 :
+									     0;
 	} else {
 		unused = e->text; /* not this reader's: it renders anew */
 		e->text = NULL;

@@ -103,6 +103,15 @@
 #define SNAPSHOT_PENDING_MS 1000
 
 /*
+ * An open that takes its lookup's content this long after the lookup
+ * or later is not the same system call's (a path walk's open follows
+ * its lookup at once): it may be a reopen, through /proc/self/fd/N, of
+ * an O_PATH descriptor whose open looked the file up, and its caller
+ * asks again whether the file's task is still the one it was.
+ */
+#define SNAPSHOT_TAKE_MS 20
+
+/*
  * A lookup that checked a file's path (every numbered directory on it
  * exists for the reader) vouches for it this long, as the kernel's
  * dentry of a file did when it was cached for FS_TIMEOUT_S: a lookup
@@ -207,7 +216,8 @@ int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
  * snapshots_open - an open of inode @ino, node @n, by thread @pid, to
  * be snapshots_release()d. The first open after a lookup, by the thread
  * that looked it up, takes the content made then: *@text, now the
- * caller's, and 0. Any other open gets *@text NULL and 1: the caller
+ * caller's, and 0 (2 when the lookup is SNAPSHOT_TAKE_MS old or more,
+ * whose task the caller asks about again). Any other open gets *@text NULL and 1: the caller
  * renders the content afresh and snapshots_resize()s. An inode the
  * table does not hold (an extra inode a dead server made, which the
  * caller found in its records) is held from then on, of size 0 until
