@@ -93,7 +93,9 @@ static int lookup(struct view *v, const char *path, struct stat *st)
 
 static void test_inodes(void)
 {
-	struct node n = { 255, VIEW_SLOTS - 1, { NODE_NUM_MAX, NODE_NUM_MAX }, 0 };
+	struct node n = {
+		255, VIEW_SLOTS - 1, { NODE_NUM_MAX, NODE_NUM_MAX }, 0
+	};
 	struct node back;
 
 	node_of(node_ino(&n), &back);

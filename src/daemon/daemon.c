@@ -500,8 +500,7 @@ static int run(struct daemon *d)
 	tree_set_server(getpid(), super_starts(d->super));
 	start_exited(d);
 	fs_set_view_record(d->p->fs, super_view_record(d->super));
-	ret = own ? fs_set_keep(d->p->fs, own->keep_fd) :
-		    -ENOENT;
+	ret = own ? fs_set_keep(d->p->fs, own->keep_fd) : -ENOENT;
 	if (ret == 0)
 		ret = serve_new(d->p->max_workers, &d->serve);
 	if (ret == 0) {

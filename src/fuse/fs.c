@@ -980,6 +980,25 @@ int fs_keep_create(size_t data_bytes)
 }
 
 /*
+ * The content of file @n, now, for the reader of @r, charged to @who
+ * with @extra bytes more (render_text(), text_charge()). 0, -ENOMEM
+ * past the budget, or the render's error.
+ */
+static int render_charged(struct request *r, const struct node *n,
+			  struct budget_reader *who, size_t extra,
+			  struct rbuf **out)
+{
+	int ret = render_text(r, n, out);
+
+	if (ret == 0 && text_charge(who, n, *out, extra) < 0) {
+		text_free(*out);
+		*out = NULL;
+		ret = -ENOMEM;
+	}
+	return ret;
+}
+
+/*
  * The entry of file @n: a new snapshot of its content, an inode whose
  * size is the content's (snapshot.h). Its name is looked up again at
  * every path walk, so that no two walks share its page cache; its path
@@ -1017,11 +1036,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	who = req_admit(r, n, &ret);
 	if (!who)
 		return ret;
-	ret = render_text(r, n, &text);
-	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
-		text_free(text);
-		ret = -ENOMEM;
-	}
+	ret = render_charged(r, n, who, 0, &text);
 	if (ret == -ENOENT || ret == -ENOMEM)
 		goto out_put;
 	/*
@@ -1376,6 +1391,26 @@ static void grow_size(struct fs *fs, fuse_ino_t ino, const struct rbuf *text)
 }
 
 /*
+ * Inode @ino, file @n, serves @text, made afresh for the reader of @r:
+ * recorded as its size and owner (snapshots_resize()), and, @grow, the
+ * kernel's size grown to it first (grow_size()).
+ */
+static void told_afresh(struct request *r, fuse_ino_t ino, const struct node *n,
+			const struct rbuf *text, bool grow)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct stat st;
+	struct owner o;
+
+	tree_stat(r, n, &st);
+	o.uid = st.st_uid;
+	o.gid = st.st_gid;
+	snapshots_resize(fs->snaps, ino, &o, text->len);
+	if (grow)
+		grow_size(fs, ino, text);
+}
+
+/*
  * An open of file inode @ino, node @n, that takes no lookup's content:
  * a second open after one lookup, or one by another thread than the
  * lookup's, which came without a path walk (snapshot.h). The content is
@@ -1387,11 +1422,8 @@ static void grow_size(struct fs *fs, fuse_ino_t ino, const struct rbuf *text)
 static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		      struct fuse_file_info *fi, struct rbuf **text)
 {
-	struct fs *fs = req_fs(req);
 	struct budget_reader *who = NULL;
 	struct request r;
-	struct stat st;
-	struct owner o;
 	int ret;
 
 	req_begin(req, &r);
@@ -1402,25 +1434,14 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 		ret = req_check_named(&r, n);
 	if (ret == 0)
 		who = req_admit(&r, n, &ret);
-	if (ret == 0)
-		ret = render_text(&r, n, text);
 	/* It pays for the table's entry its open may have made too. */
-	if (ret == 0 &&
-	    text_charge(who, n, *text, snapshots_entry_bytes()) < 0) {
-		text_free(*text);
-		*text = NULL;
-		ret = -ENOMEM;
-	}
+	if (ret == 0)
+		ret = render_charged(&r, n, who, snapshots_entry_bytes(), text);
 	budget_reader_put(who);
-	if (ret == 0) {
-		tree_stat(&r, n, &st);
-		o.uid = st.st_uid;
-		o.gid = st.st_gid;
-		/* The kernel's size may be what a dead server told, or
-		 * what a short read left: it grows if it is less. */
-		snapshots_resize(fs->snaps, ino, &o, (*text)->len);
-		grow_size(fs, ino, *text);
-	}
+	/* The kernel's size may be what a dead server told, or what a
+	 * short read left: it grows if it is less. */
+	if (ret == 0)
+		told_afresh(&r, ino, n, *text, true);
 	req_end(&r);
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
@@ -1616,18 +1637,12 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	struct rewind w = { r->pid, 0, NULL }, old;
 	struct budget_reader *who;
 	struct rbuf *text;
-	struct stat st;
-	struct owner o;
 	int ret;
 
 	who = req_admit(r, n, &ret);
 	if (!who)
 		return ret;
-	ret = render_text(r, n, &text);
-	if (ret == 0 && text_charge(who, n, text, 0) < 0) {
-		text_free(text);
-		ret = -ENOMEM;
-	}
+	ret = render_charged(r, n, who, 0, &text);
 	budget_reader_put(who);
 	if (ret < 0)
 		return ret;
@@ -1645,16 +1660,11 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	}
 	if (ret == 1)
 		rewind_drop(fs, &old);
-	tree_stat(r, n, &st);
-	o.uid = st.st_uid;
-	o.gid = st.st_gid;
-	snapshots_resize(fs->snaps, ino, &o, text->len);
 	/* Not from a read of the page that holds its last byte, which the
 	 * kernel holds locked till the reply: a read(2) of direct_io
 	 * needs no size, and the page cache reads the first page again
 	 * only when the kernel dropped it (see the README). */
-	if (text->len > size)
-		grow_size(fs, ino, text);
+	told_afresh(r, ino, n, text, text->len > size);
 	return 0;
 }
 
