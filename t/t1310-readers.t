@@ -584,6 +584,49 @@ test_expect_success 'eight readers of the big tables at once: every copy whole' 
 	done
 '
 
+# An open that comes long after its lookup (an O_PATH descriptor opened
+# again through /proc/self/fd, an open queued behind a busy daemon)
+# meets an inode that other readers looked up meanwhile: it reads the
+# content whole, never EIO (the kernel fails I/O on an inode whose
+# generation a later reply changed). late.py PATH LINES FIELDS: LINES
+# below 0 is more than -LINES.
+test_expect_success 'a late open of a table and a value, after others read them: whole' '
+	cat >"$TRASH/late.py" <<-\EOF &&
+	import os, subprocess, sys, time
+	path, lines, fields = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	held = os.open(path, os.O_PATH)
+	time.sleep(1.5)
+	for i in range(3):
+	    subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
+	again = "/proc/self/fd/%d" % held
+	fd = os.open(again, os.O_RDONLY)
+	by_read = os.read(fd, 1 << 24)
+	os.close(fd)
+	fd = os.open(again, os.O_RDONLY)
+	r, w = os.pipe()
+	by_splice = bytearray()
+	while True:
+	    n = os.splice(fd, w, 1 << 16)
+	    if n == 0:
+	        break
+	    while n > 0:
+	        b = os.read(r, n)
+	        by_splice += b
+	        n -= len(b)
+	for got in (by_read, bytes(by_splice)):
+	    rows = got.decode().splitlines()
+	    assert got.endswith(b"\n"), got[-40:]
+	    assert len(rows) == lines or lines < 0 and len(rows) > -lines, rows[-3:]
+	    assert all(len(r.split()) == fields for r in rows), rows[:3]
+	print("whole", len(by_read), len(by_splice))
+	EOF
+	python3 "$TRASH/late.py" "$MNT/proc/$MANY/threads.table" \
+		$((MANY_THREADS + 1)) 7 &&
+	python3 "$TRASH/late.py" "$MNT/proc/table" -$MANY_THREADS 7 &&
+	python3 "$TRASH/late.py" "$MNT/proc/$MANY/cycles" 1 1 &&
+	python3 "$TRASH/late.py" "$MNT/proc/$MANY/threads/$MANY/times" 5 2
+'
+
 test_expect_success !ASAN 'the daemon is small after them' '
 	RSS=$(sed -n "s/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p" "/proc/$(server_of "$TFS_PID")/status") &&
 	echo "daemon VmRSS $RSS KiB, at most $RSS_MAX_KIB" &&

@@ -705,9 +705,13 @@ struct fs_text {
 	struct rbuf buf; /* first */
 	struct fs_held held; /* while an open file holds it */
 	struct budget_charge charge; /* while the daemon holds it */
-	bool at_end; /* atomic: an open's, read to its end since its open or
-		      * its last rewind */
+	/* Atomic: how far an open's reads went from offset 0 on without a
+	 * gap since its open or its last rewind; READ_TO_END once at its
+	 * end (text_read()). */
+	uint64_t read_to;
 };
+
+#define READ_TO_END UINT64_MAX
 
 static struct rbuf *text_new(void)
 {
@@ -718,7 +722,7 @@ static struct rbuf *text_new(void)
 	rbuf_init(&t->buf);
 	t->charge.reader = NULL;
 	t->charge.bytes = 0;
-	t->at_end = false;
+	t->read_to = 0;
 	return &t->buf;
 }
 
@@ -1056,13 +1060,6 @@ static int lookup_file(struct request *r, const struct node *n,
 	len = text ? text->len : 0;
 	ep->attr.st_size = (off_t)len;
 	ep->attr.st_blocks = (blkcnt_t)((len + 511) / 512);
-	/*
-	 * The generation is the size: a kernel inode of this ID that
-	 * knows another size is stale, and the kernel makes a new one,
-	 * of this size, even where a racing reply's attributes would
-	 * have kept the old size (see snapshot.h).
-	 */
-	ep->generation = len;
 	ep->entry_timeout = 0;
 	/* Its own node ID is its directory's record's: counted there (an
 	 * extra inode's record counts with snapshots_lookup()). */
@@ -1079,13 +1076,14 @@ out_put:
 }
 
 /*
- * The generation of an entry of a task that started at @start, @extra
- * added (a file's length, snapshot.h): the kernel keeps 32 bits of it,
- * and an inode whose generation differs from a reply's is stale.
+ * The generation of an entry of a task that started at @start: the
+ * kernel keeps 32 bits of it, and an inode whose generation differs
+ * from a reply's is stale, its I/O failed. One inode's generation never
+ * changes (a file's is its task's, whatever its length: snapshot.h).
  */
-static uint64_t entry_generation(uint64_t start, uint64_t extra)
+static uint64_t entry_generation(uint64_t start)
 {
-	return (uint32_t)((start ? hash_golden(start) >> 32 : 0) + extra);
+	return (uint32_t)(start ? hash_golden(start) >> 32 : 0);
 }
 
 /*
@@ -1228,8 +1226,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ep.attr_timeout = S_ISREG(ep.attr.st_mode) ?
 					  FS_TIMEOUT_S :
 					  node_cached_for(&r, &n);
-		ep.generation = entry_generation(
-			start, S_ISREG(ep.attr.st_mode) ? ep.generation : 0);
+		ep.generation = entry_generation(start);
 		lookup_reply(&r, &n, &ep);
 	} else {
 		fuse_reply_err(req, -ret); /* negative entries are not cached */
@@ -1448,27 +1445,6 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	return ret;
 }
 
-/*
- * Whether file @n, whose content its lookup made, is still its task's:
- * the open of an O_PATH descriptor's name, reopened through
- * /proc/self/fd/N, comes without a lookup of its own, and takes the
- * content that the O_PATH open's lookup made, however long ago.
- */
-static int open_check(fuse_req_t req, const struct node *n)
-{
-	struct request r;
-	int ret;
-
-	if (!n->rec)
-		return 0;
-	req_begin(req, &r);
-	ret = req_node_view(req, &r, n);
-	if (ret == 0)
-		ret = record_check(&r, n);
-	req_end(&r);
-	return ret;
-}
-
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
@@ -1483,10 +1459,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ret == 0)
 		ret = snapshots_open(fs->snaps, ino, &n, fuse_req_ctx(req)->pid,
 				     &text);
-	if (ret == 2 && (ret = open_check(req, &n)) < 0) {
-		text_free(text);
-		snapshots_release(fs->snaps, ino);
-	} else if (ret == 0) {
+	if (ret == 0 || ret == 2) {
 		/*
 		 * The lookup's content, of the size the lookup told: the
 		 * kernel empties the inode's page cache of an earlier
@@ -1494,7 +1467,12 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * (sendfile, splice, mmap) reads it through there. Reads
 		 * come here (direct_io), so that a read at offset 0
 		 * after the first takes a new snapshot (fs_read()).
+		 * Told more than the lookup before it, the kernel may
+		 * have kept the smaller size (snapshot.h): it grows.
 		 */
+		if (ret == 2)
+			grow_size(fs, ino, text);
+		ret = 0;
 		fi->direct_io = 1;
 		fi->keep_cache = 0;
 	} else if (ret == 1 &&
@@ -1573,6 +1551,26 @@ static struct fs_text *open_text(struct fs *fs, uint64_t fh)
 	return text_of(held_text(h));
 }
 
+/*
+ * Open @t served @size bytes at @off of a snapshot of @len bytes: its
+ * part read without a gap from offset 0 grows when the read starts
+ * within it, and is READ_TO_END once it reaches the end. Reads that
+ * the kernel sent together (a read(2) longer than a request, the page
+ * cache's readahead) come in any order: the end of the content read
+ * before its start, which the kernel asked for first, is no end yet.
+ */
+static void text_read(struct fs_text *t, uint64_t off, size_t size,
+		      uint64_t len)
+{
+	uint64_t to = __atomic_load_n(&t->read_to, __ATOMIC_ACQUIRE);
+	uint64_t end = off + size >= len ? READ_TO_END : off + size;
+
+	while (off <= to && end > to &&
+	       !__atomic_compare_exchange_n(&t->read_to, &to, end, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
 static void serve_handle(void *ctx, uint64_t handle)
 {
 	struct fs_reading *rd = ctx;
@@ -1585,17 +1583,15 @@ static void serve_handle(void *ctx, uint64_t handle)
 		return;
 	}
 	b.data = (char *)(uintptr_t)data;
-	/* Read to its end: a read at offset 0 from now on is a rewind. */
-	if (rd->off >= 0 && (uint64_t)rd->off + rd->size >= b.len &&
-	    (t = open_text(rd->fs, rd->fh)))
-		__atomic_store_n(&t->at_end, true, __ATOMIC_RELEASE);
+	if (rd->off >= 0 && (t = open_text(rd->fs, rd->fh)))
+		text_read(t, (uint64_t)rd->off, rd->size, b.len);
 	reply_snapshot(rd->req, &b, rd->size, rd->off);
 }
 
 /*
  * Whether a read at offset 0 of open @fh is a rewind, which takes a new
- * snapshot: once the snapshot its reader read was read to its end. A
- * read at offset 0 before that (the first, or the page cache reading
+ * snapshot: once the snapshot its reader read was read from offset 0
+ * to its end without a gap (text_read()). A read at offset 0 before that (the first, or the page cache reading
  * its first page again, or a reader that reads the start twice) is
  * served from the snapshot it has. An open a dead server made is not
  * known here: each of its reads at offset 0 takes a new snapshot.
@@ -1606,7 +1602,9 @@ static bool open_rewinds(struct fs *fs, uint64_t fh)
 
 	if (!t)
 		return true;
-	return __atomic_exchange_n(&t->at_end, false, __ATOMIC_ACQ_REL);
+	return __atomic_load_n(&t->read_to, __ATOMIC_ACQUIRE) == READ_TO_END &&
+	       __atomic_exchange_n(&t->read_to, 0, __ATOMIC_ACQ_REL) ==
+		       READ_TO_END;
 }
 
 static void rewind_drop(void *ctx, const struct rewind *w)

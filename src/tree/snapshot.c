@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "hash.h"
 #include "snapshot.h"
+#include "tree.h"
 
 #define NO_SLOT UINT32_MAX
 
@@ -31,6 +32,7 @@ struct entry {
 	struct owner owner; /* as the path's last check found it */
 	uint64_t size; /* what the kernel was last told */
 	bool told; /* whether it was told anything yet */
+	bool grew; /* the last lookup told more than the one before it */
 	unsigned int opens;
 	struct rbuf *text; /* the last lookup's content, until opened */
 	pid_t pid; /* which thread looked it up */
@@ -305,6 +307,7 @@ static void take_text(struct snapshots *s, struct entry *e,
 		      long long now)
 {
 	text_free(s, e->text);
+	e->grew = e->told && text && text->len > e->size;
 	set_attr(e, o, text ? text->len : 0);
 	e->text = text;
 	e->pid = pid;
@@ -345,8 +348,9 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 		own = entry_new(s, node_id(n), n, who);
 	if (!own)
 		goto out_nomem;
-	e = find(s, own->last);
-	if (!e || !reusable(e, pid, now))
+	/* A table's inode is never given twice (snapshot.h). */
+	e = tree_grows(n) ? NULL : find(s, own->last);
+	if (!tree_grows(n) && (!e || !reusable(e, pid, now)))
 		e = reusable(own, pid, now) ? own : NULL;
 	if (now < s->extras_until_ms)
 		e = NULL;
@@ -404,11 +408,11 @@ int snapshots_open(struct snapshots *s, uint64_t ino, const struct node *n,
 		e = entry_new(s, ino, n, NULL); /* size 0: it grows */
 	if (!e) {
 		ret = -ENOMEM;
-	} else if (e->text && e->pid == pid && !e->opens) {
+	} else if (e->text && e->pid == pid && !e->opens &&
+		   clock_coarse_ms() - e->pending_ms < SNAPSHOT_TAKE_MS) {
 		*text = e->text;
 		e->text = NULL;
-		ret = clock_coarse_ms() - e->pending_ms > SNAPSHOT_TAKE_MS ? 2 :
-									     0;
+		ret = e->grew ? 2 : 0;
 	} else {
 		unused = e->text; /* not this reader's: it renders anew */
 		e->text = NULL;

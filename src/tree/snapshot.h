@@ -15,33 +15,38 @@
  * How. A LOOKUP of a file renders its content then and there, and
  * answers with an inode whose attributes carry the content's exact
  * length. The entry timeout of a file is 0, so the kernel looks the
- * name up again at every path walk. The answer is the inode of the
- * name's last lookup, its content made anew, while no open file holds
- * it and no other thread's lookup of it waits for its open; otherwise
- * an extra inode, never given before, which the kernel puts in place
- * of the held one in its dentry. The OPEN that follows on the same
- * thread takes the content made at its lookup as the open file's
- * snapshot; the open drops whatever pages an earlier snapshot left in
- * the inode's cache, and, as no other open holds the inode, its page
- * cache holds this snapshot alone: read(2), pread, sendfile, splice and
- * mmap all see the same bytes, the size is exact (stat, ls -l, du, find
- * -size, tail -c agree with cat), and two readers of one path never
- * share a page cache. A walk costs one LOOKUP more than a cached dentry
- * does, and the content's end is known to the kernel, which saves the
- * READ at the end of the file; the path itself is checked once in
+ * name up again at every path walk. A value file's answer is the inode
+ * of the name's last lookup, its content made anew, while no open file
+ * holds it and no other thread's lookup of it waits for its open;
+ * otherwise an extra inode, never given before, which the kernel puts
+ * in place of the held one in its dentry. A table's answer is always
+ * an extra inode never given before (below). The OPEN that follows on
+ * the same thread within SNAPSHOT_TAKE_MS takes the content made at its
+ * lookup as the open file's snapshot; the open drops whatever pages an
+ * earlier snapshot left in the inode's cache, and, as no other open
+ * holds the inode, its page cache holds this snapshot alone: read(2),
+ * pread, sendfile, splice and mmap all see the same bytes, the size is
+ * exact (stat, ls -l, du, find -size, tail -c agree with cat), and two
+ * readers of one path never share a page cache. A walk costs one
+ * LOOKUP more than a cached dentry does, and the content's end is known
+ * to the kernel; the path itself is checked once in
  * SNAPSHOT_CHECKED_MS per directory, as a cached dentry was.
  *
- * The generation. A LOOKUP's reply carries the content's length in the
- * inode's generation too (added to its task's part: the FUSE layer's
- * entry_generation()). The kernel drops attributes from a reply when
- * another change to the inode came after the request was sent, so two
- * lookups of one inode whose replies crossed could leave the kernel
- * with the older size while the open serves the newer content: a cut
- * read. An inode whose generation differs from a reply's is stale to
- * the kernel, which makes a new inode with the reply's size instead;
- * where the length stays the same, a dropped reply changes nothing.
- * Making an inode stale fails I/O on it, which is why an inode another
- * reader has open or is about to open is never handed out (above).
+ * The generation of an inode never changes: the kernel fails every
+ * I/O on an inode it holds once a reply gives its ID another
+ * generation, and an inode may be held by a reader the table cannot
+ * see (an O_PATH descriptor, an open still queued behind busy workers
+ * when its lookup's wait ran out). So a length is told by attributes
+ * alone, which the kernel drops from a reply when another change to the
+ * inode came after the request was sent: two lookups whose replies
+ * crossed could leave the kernel with the older, smaller size. An open
+ * that takes a lookup's content longer than the size told before it
+ * grows the kernel's size first (the FUSE layer's grow_size()); a
+ * larger size than the content's is shrunk by the short read at its
+ * end. A value is one page: a reader that came late to an inode given
+ * again reads a whole value, its own or the other reader's. A table is
+ * many pages, which two readers of one inode could get from two
+ * snapshots; hence a table's inode is never given twice.
  *
  * Why not another design (measured with a throwaway filesystem, see
  * the README): size 0 gives page-cache readers nothing; a bound such
@@ -103,11 +108,11 @@
 #define SNAPSHOT_PENDING_MS 1000
 
 /*
- * An open that takes its lookup's content this long after the lookup
- * or later is not the same system call's (a path walk's open follows
- * its lookup at once): it may be a reopen, through /proc/self/fd/N, of
- * an O_PATH descriptor whose open looked the file up, and its caller
- * asks again whether the file's task is still the one it was.
+ * An open that comes this long after its thread's lookup or later is
+ * not the same system call's (a path walk's open follows its lookup at
+ * once): it may be a reopen, through /proc/self/fd/N, of an O_PATH
+ * descriptor whose open looked the file up, and it renders afresh (its
+ * caller asks again whether the file's task is still the one it was).
  */
 #define SNAPSHOT_TAKE_MS 20
 
@@ -193,7 +198,8 @@ bool snapshots_checked(struct snapshots *s, const struct node *dir,
  * checked the path, else NULL; @who the reader the entries it makes
  * are charged to (NULL: nobody). Sets *@ino: the node's last inode when
  * no open holds it and no other thread's lookup waits for its open,
- * else an extra one. 0, or -ENOMEM (out of memory, or an entry past
+ * else an extra one; a table (tree_grows()) always an extra one. 0, or
+ * -ENOMEM (out of memory, or an entry past
  * @who's budget). Either way, *@idle is what the lookup's
  * sweep found of extra inodes that nobody uses any more: the caller
  * has the kernel drop their names, so that it forgets them.
@@ -215,10 +221,11 @@ int snapshots_get(struct snapshots *s, uint64_t ino, struct node *n,
 /*
  * snapshots_open - an open of inode @ino, node @n, by thread @pid, to
  * be snapshots_release()d. The first open after a lookup, by the thread
- * that looked it up, takes the content made then: *@text, now the
- * caller's, and 0 (2 when the lookup is SNAPSHOT_TAKE_MS old or more,
- * whose task the caller asks about again). Any other open gets *@text NULL and 1: the caller
- * renders the content afresh and snapshots_resize()s. An inode the
+ * that looked it up, within SNAPSHOT_TAKE_MS of it, takes the content
+ * made then: *@text, now the caller's, and 0, or 2 when that lookup
+ * told more than the one before it (the caller grows the kernel's
+ * size). Any other open gets *@text NULL and 1: the caller renders the
+ * content afresh and snapshots_resize()s. An inode the
  * table does not hold (an extra inode a dead server made, which the
  * caller found in its records) is held from then on, of size 0 until
  * resized. -ENOMEM.
