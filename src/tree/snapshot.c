@@ -330,6 +330,34 @@ static int mark_checked(struct snapshots *s, const struct node *dir,
 	return 0;
 }
 
+/* Whether @e holds content that thread @pid's lookup made a moment
+ * ago, not opened. */
+static bool retakable(const struct entry *e, pid_t pid, long long now)
+{
+	return e && e->text && e->pid == pid && !e->opens &&
+	       now - e->pending_ms < SNAPSHOT_TAKE_MS;
+}
+
+struct rbuf *snapshots_retake(struct snapshots *s, const struct node *n,
+			      pid_t pid)
+{
+	long long now = clock_coarse_ms();
+	struct rbuf *text = NULL;
+	struct entry *own, *e;
+
+	pthread_mutex_lock(&s->lock);
+	own = find(s, node_id(n));
+	e = own ? find(s, own->last) : NULL;
+	if (!retakable(e, pid, now)) /* a table's, forgotten already */
+		e = own && tree_grows(n) ? own : NULL;
+	if (retakable(e, pid, now)) {
+		text = e->text;
+		e->text = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return text;
+}
+
 int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     const struct owner *o, pid_t pid, struct rbuf *text,
 		     const struct node *checked, struct budget_reader *who,
@@ -479,6 +507,29 @@ int snapshots_adopt(struct snapshots *s, uint64_t ino, const struct node *n,
 	return ret;
 }
 
+/*
+ * Extra inode @e of a table goes: content its lookup made a moment ago
+ * waits in its node's own entry (which a table never hands out) for
+ * the same thread's lookup again (snapshots_retake()): the kernel
+ * forgets the inode its revalidation refused before it looks the name
+ * up afresh.
+ */
+static void keep_retakable(struct snapshots *s, struct entry *e)
+{
+	struct entry *own;
+
+	if (!retakable(e, e->pid, clock_coarse_ms()) ||
+	    !tree_grows(&e->node))
+		return;
+	own = find(s, node_id(&e->node));
+	if (!own || own->text)
+		return;
+	own->text = e->text;
+	own->pid = e->pid;
+	own->pending_ms = e->pending_ms;
+	e->text = NULL;
+}
+
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 {
 	struct entry *e;
@@ -489,8 +540,10 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 	e = find(s, ino);
 	if (e) {
 		e->nlookup -= nlookup < e->nlookup ? nlookup : e->nlookup;
-		if (!e->nlookup && !e->opens)
+		if (!e->nlookup && !e->opens) {
+			keep_retakable(s, e);
 			entry_drop(s, e);
+		}
 	}
 	s->extras.forget(s->extras.ctx, ino, nlookup);
 	pthread_mutex_unlock(&s->lock);

@@ -210,6 +210,19 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 		     uint64_t *ino, struct snapshot_idle *idle);
 
 /*
+ * snapshots_retake - the content that thread @pid's last lookup of node
+ * @n made less than SNAPSHOT_TAKE_MS ago, not opened yet: taken back
+ * from its inode, now the caller's, for this thread's lookup of the
+ * same name again (NULL when there is none). The kernel looks a name
+ * up twice when its revalidation met another inode than the one it
+ * holds (a table's every time: an inode never given twice), and a
+ * stat followed by an open looks it up twice too: one rendering
+ * serves them.
+ */
+struct rbuf *snapshots_retake(struct snapshots *s, const struct node *n,
+			      pid_t pid);
+
+/*
  * snapshots_get - the node, owner and size (what the kernel was last
  * told) of inode @ino. -ENOENT when the table knows nothing of it:
  * an extra inode the kernel forgot, or a node's own inode not in use
