@@ -518,8 +518,7 @@ static void keep_retakable(struct snapshots *s, struct entry *e)
 {
 	struct entry *own;
 
-	if (!retakable(e, e->pid, clock_coarse_ms()) ||
-	    !tree_grows(&e->node))
+	if (!retakable(e, e->pid, clock_coarse_ms()) || !tree_grows(&e->node))
 		return;
 	own = find(s, node_id(&e->node));
 	if (!own || own->text)
