@@ -588,8 +588,9 @@ test_expect_success 'eight readers of the big tables at once: every copy whole' 
 # again through /proc/self/fd, an open queued behind a busy daemon)
 # meets an inode that other readers looked up meanwhile: it reads the
 # content whole, never EIO (the kernel fails I/O on an inode whose
-# generation a later reply changed). late.py PATH LINES FIELDS: LINES
-# below 0 is more than -LINES.
+# generation a later reply changed). late.py PATH LINES FIELDS SPLICE:
+# LINES below 0 is more than -LINES; SPLICE is splice.py, which reads
+# the descriptor again through /proc/PID/fd.
 test_expect_success 'a late open of a table and a value, after others read them: whole' '
 	cat >"$TRASH/late.py" <<-\EOF &&
 	import os, subprocess, sys, time
@@ -598,33 +599,26 @@ test_expect_success 'a late open of a table and a value, after others read them:
 	time.sleep(1.5)
 	for i in range(3):
 	    subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
-	again = "/proc/self/fd/%d" % held
-	fd = os.open(again, os.O_RDONLY)
+	fd = os.open("/proc/self/fd/%d" % held, os.O_RDONLY)
 	by_read = os.read(fd, 1 << 24)
 	os.close(fd)
-	fd = os.open(again, os.O_RDONLY)
-	r, w = os.pipe()
-	by_splice = bytearray()
-	while True:
-	    n = os.splice(fd, w, 1 << 16)
-	    if n == 0:
-	        break
-	    while n > 0:
-	        b = os.read(r, n)
-	        by_splice += b
-	        n -= len(b)
-	for got in (by_read, bytes(by_splice)):
+	again = "/proc/%d/fd/%d" % (os.getpid(), held)
+	by_splice = subprocess.run(["python3", sys.argv[4], again],
+	                           stdout=subprocess.PIPE, check=True).stdout
+	for got in (by_read, by_splice):
 	    rows = got.decode().splitlines()
 	    assert got.endswith(b"\n"), got[-40:]
 	    assert len(rows) == lines or lines < 0 and len(rows) > -lines, rows[-3:]
 	    assert all(len(r.split()) == fields for r in rows), rows[:3]
 	print("whole", len(by_read), len(by_splice))
 	EOF
-	python3 "$TRASH/late.py" "$MNT/proc/$MANY/threads.table" \
-		$((MANY_THREADS + 1)) 7 &&
-	python3 "$TRASH/late.py" "$MNT/proc/table" -$MANY_THREADS 7 &&
-	python3 "$TRASH/late.py" "$MNT/proc/$MANY/cycles" 1 1 &&
-	python3 "$TRASH/late.py" "$MNT/proc/$MANY/threads/$MANY/times" 5 2
+	late() {
+		python3 "$TRASH/late.py" "$@" "$TRASH/splice.py"
+	} &&
+	late "$MNT/proc/$MANY/threads.table" $((MANY_THREADS + 1)) 7 &&
+	late "$MNT/proc/table" -$MANY_THREADS 7 &&
+	late "$MNT/proc/$MANY/cycles" 1 1 &&
+	late "$MNT/proc/$MANY/threads/$MANY/times" 5 2
 '
 
 test_expect_success !ASAN 'the daemon is small after them' '

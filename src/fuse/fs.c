@@ -1593,20 +1593,22 @@ static void serve_handle(void *ctx, uint64_t handle)
 /*
  * Whether a read at offset 0 of open @fh is a rewind, which takes a new
  * snapshot: once the snapshot its reader read was read from offset 0
- * to its end without a gap (text_read()). A read at offset 0 before that (the first, or the page cache reading
- * its first page again, or a reader that reads the start twice) is
- * served from the snapshot it has. An open a dead server made is not
+ * to its end without a gap (text_read()). A read at offset 0 before
+ * that (the first, or the page cache reading its first page again, or
+ * a reader that reads the start twice) is served from the snapshot it
+ * has. An open a dead server made is not
  * known here: each of its reads at offset 0 takes a new snapshot.
  */
 static bool open_rewinds(struct fs *fs, uint64_t fh)
 {
 	struct fs_text *t = open_text(fs, fh);
+	uint64_t end;
 
 	if (!t)
 		return true;
-	return __atomic_load_n(&t->read_to, __ATOMIC_ACQUIRE) == READ_TO_END &&
-	       __atomic_exchange_n(&t->read_to, 0, __ATOMIC_ACQ_REL) ==
-		       READ_TO_END;
+	end = READ_TO_END;
+	return __atomic_compare_exchange_n(&t->read_to, &end, 0, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 static void rewind_drop(void *ctx, const struct rewind *w)

@@ -4,8 +4,9 @@
  *
  * An open file's reads are served from the content its open took until
  * they read it from offset 0 to its end without a gap; a read at offset
- * 0 after that takes a new snapshot for the thread that reads (the FUSE layer renders it and keeps it in the
- * keep, keep.h), and that thread's reads at other offsets continue it.
+ * 0 after that takes a new snapshot for the thread that reads (the FUSE
+ * layer renders it and keeps it in the keep, keep.h), and that thread's
+ * reads at other offsets continue it.
  * So two threads that rewind one descriptor at once each read a whole
  * snapshot of their own; a thread that never rewound continues the
  * open's last one. An open file holds at most REWINDS_PER_OPEN of them:

@@ -377,11 +377,12 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 	if (!own)
 		goto out_nomem;
 	/* A table's inode is never given twice (snapshot.h). */
-	e = tree_grows(n) ? NULL : find(s, own->last);
-	if (!tree_grows(n) && (!e || !reusable(e, pid, now)))
-		e = reusable(own, pid, now) ? own : NULL;
-	if (now < s->extras_until_ms)
-		e = NULL;
+	e = NULL;
+	if (!tree_grows(n) && now >= s->extras_until_ms) {
+		e = find(s, own->last);
+		if (!e || !reusable(e, pid, now))
+			e = reusable(own, pid, now) ? own : NULL;
+	}
 	if (!e) {
 		id = s->extras.make(s->extras.ctx, n);
 		e = id ? entry_new(s, id, n, who) : NULL;
