@@ -218,10 +218,14 @@ test_expect_success 'setup: the churn and the walkers; samples after the warm-up
 	{ wait $CHURN; echo $? >churn.rc; }
 '
 
+# Each walker in one line, then what it reported: short enough that a
+# failure is read whole in any log.
 test_expect_success 'the walkers: no error but ENOENT, every value well-formed' '
 	for i in $(seq 1 $WALKERS); do
-		echo "walker $i: exit $(cat walk$i.rc)" &&
-		cat walk$i.out walk$i.err &&
+		echo "walker $i: exit $(cat walk$i.rc): $(tr "\n" " " <walk$i.out)" &&
+		sed "s/^/walker $i: /" walk$i.err || return 1
+	done &&
+	for i in $(seq 1 $WALKERS); do
 		test "$(cat walk$i.rc)" = 0 &&
 		test "$(value walk$i.out errors)" = 0 &&
 		test "$(value walk$i.out malformed)" = 0 &&

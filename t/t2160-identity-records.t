@@ -444,4 +444,60 @@ test_expect_success UNSHARE,PYTHON3,TASKSTATS 'retained, number taken by another
 	both kept-taken invisible kept-taken $NOBODY $OTHER
 '
 
+# A record's index is the next record's once the kernel forgot every
+# name of it; what the daemon knew of the old record's nodes must go
+# with it. One thread (this Python program) looks up proc/A/threads.table,
+# A exits and leaves a ring of one exited task at the next exit (its
+# names dropped, so forgotten: its record freed), and B, forked at
+# once, takes the free index: B's table, read within the 20 ms in which
+# a thread's second lookup of the same node reuses its first's
+# rendering, has only B's lines, never A's.
+cat >"$TRASH/reuse.py" <<'PY'
+import os, signal, sys, time
+
+mnt = os.environ["MNT"]
+
+def spawn():
+    pid = os.fork()
+    if pid == 0:
+        signal.pause()
+        os._exit(0)
+    return pid
+
+def reap(pid):
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+wrong = 0
+for i in range(int(sys.argv[1])):
+    a, d = spawn(), spawn()
+    time.sleep(0.002)
+    os.stat(mnt + "/proc/%d/threads.table" % a)
+    reap(a)
+    reap(d)  # pushes A out of the ring of one: its names dropped
+    time.sleep(0.003)
+    b = spawn()
+    with open(mnt + "/proc/%d/threads.table" % b) as f:
+        lines = f.read().splitlines()
+    reap(b)
+    if lines[1:] != [l for l in lines[1:] if l.split()[0] == str(b)] or \
+       len(lines) != 2:
+        wrong += 1
+        if wrong <= 3:
+            print("proc/%d/threads.table, after a lookup of proc/%d/threads.table:" % (b, a), lines)
+print("rounds", i + 1, "wrong", wrong)
+sys.exit(1 if wrong else 0)
+PY
+
+test_expect_success 'setup: a ring of one exited task (keep = 5, max_tasks = 1)' '
+	unmount_timingfs &&
+	write_config "$TRASH/ring.conf" exited.keep=5 exited.max_tasks=1 &&
+	mount_timingfs "$TRASH/ring.conf" &&
+	grep -x "exit_source taskstats" "$MNT/info"
+'
+
+test_expect_success PYTHON3 'a record freed and taken by the next process: its table is its own, never the last one'"'"'s' '
+	python3 "$TRASH/reuse.py" 200
+'
+
 test_done

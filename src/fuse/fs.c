@@ -1151,11 +1151,8 @@ static void lookup_reply(struct request *r, const struct node *n,
 	(void)n;
 	if (fuse_reply_entry((fuse_req_t)r->ctx, ep) == 0)
 		return;
-	/* Never known: */
-	if (snapshot_ino(ep->ino))
-		snapshots_forget(fs->snaps, ep->ino, 1); /* its record too */
-	else if (node_id_rec(ep->ino))
-		records_forget(fs->recs, ep->ino, 1);
+	/* Never known (its record too): */
+	snapshots_forget(fs->snaps, ep->ino, 1);
 }
 
 /*
@@ -1739,15 +1736,12 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 }
 
 /*
- * The kernel forgets inodes: extra inodes go, and records below proc/;
- * the others are numbers.
+ * The kernel forgets inodes: extra inodes go, and records below proc/
+ * with what the snapshots knew of their nodes; the others are numbers.
  */
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	if (snapshot_ino(ino))
-		snapshots_forget(fs->snaps, ino, nlookup); /* its record too */
-	else if (node_id_rec(ino))
-		records_forget(fs->recs, ino, nlookup);
+	snapshots_forget(fs->snaps, ino, nlookup);
 }
 
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -2050,7 +2044,7 @@ const struct fuse_lowlevel_ops *fs_operations(void)
 	return &fs_ops;
 }
 
-/* The extra inodes of files (snapshot.h): records. */
+/* The extra inodes of files, and records forgotten (snapshot.h). */
 static uint64_t extra_make(void *ctx, const struct node *n)
 {
 	struct fs *fs = ctx;
@@ -2065,11 +2059,11 @@ static void extra_hold(void *ctx, uint64_t id)
 	records_hold_id(fs->recs, id);
 }
 
-static void extra_forget(void *ctx, uint64_t id, uint64_t nlookup)
+static bool record_forget(void *ctx, uint64_t id, uint64_t nlookup)
 {
 	struct fs *fs = ctx;
 
-	records_forget(fs->recs, id, nlookup);
+	return records_forget(fs->recs, id, nlookup);
 }
 
 int fs_new(struct engine *engine, struct views *views,
@@ -2077,7 +2071,7 @@ int fs_new(struct engine *engine, struct views *views,
 	   struct fs **out)
 {
 	struct fs *fs = calloc(1, sizeof(*fs));
-	struct snapshot_extras extras = { extra_make, extra_hold, extra_forget,
+	struct snapshot_extras extras = { extra_make, extra_hold, record_forget,
 					  fs };
 
 	if (!fs)

@@ -339,10 +339,11 @@ uint64_t records_extra(struct records *rs, const struct node *n)
 	       n->kind;
 }
 
-void records_forget(struct records *rs, uint64_t id, uint64_t nlookup)
+bool records_forget(struct records *rs, uint64_t id, uint64_t nlookup)
 {
 	uint32_t i = node_id_rec(id);
 	struct record *r;
+	bool freed = false;
 
 	pthread_mutex_lock(&rs->lock);
 	r = live_record(rs, i);
@@ -356,8 +357,10 @@ void records_forget(struct records *rs, uint64_t id, uint64_t nlookup)
 		views_hold(rs->vs, record_view(r), -1);
 		rs->free[rs->nfree++] = i;
 		rs->count--;
+		freed = true;
 	}
 	pthread_mutex_unlock(&rs->lock);
+	return freed;
 }
 
 static void name_of(const struct records *rs, uint32_t i,

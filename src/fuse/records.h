@@ -132,9 +132,11 @@ int records_get(struct records *rs, uint64_t id, struct node *n,
 /*
  * records_forget - the kernel forgets @nlookup lookups of node ID @id:
  * at none left of any node of its record, the record goes and gives
- * its slot's hold back. An ID that names no live record is ignored.
+ * its slot's hold back, and its index is the next record's (the
+ * lowest free first): true then. An ID that names no live record is
+ * ignored (false).
  */
-void records_forget(struct records *rs, uint64_t id, uint64_t nlookup);
+bool records_forget(struct records *rs, uint64_t id, uint64_t nlookup);
 
 /* A name to drop from the kernel's cache: a record's directory. */
 struct record_name {

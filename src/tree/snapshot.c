@@ -330,6 +330,19 @@ static int mark_checked(struct snapshots *s, const struct node *dir,
 	return 0;
 }
 
+/*
+ * The entry of node @n's last inode, if it is still one of @n's: an
+ * extra inode the kernel forgot has gone, and its ID may be another
+ * node's since.
+ */
+static struct entry *find_last(const struct snapshots *s,
+			       const struct entry *own, const struct node *n)
+{
+	struct entry *e = own ? find(s, own->last) : NULL;
+
+	return e && !memcmp(&e->node, n, sizeof(*n)) ? e : NULL;
+}
+
 /* Whether @e holds content that thread @pid's lookup made a moment
  * ago, not opened. */
 static bool retakable(const struct entry *e, pid_t pid, long long now)
@@ -347,7 +360,7 @@ struct rbuf *snapshots_retake(struct snapshots *s, const struct node *n,
 
 	pthread_mutex_lock(&s->lock);
 	own = find(s, node_id(n));
-	e = own ? find(s, own->last) : NULL;
+	e = find_last(s, own, n);
 	if (!retakable(e, pid, now)) /* a table's, forgotten already */
 		e = own && tree_grows(n) ? own : NULL;
 	if (retakable(e, pid, now)) {
@@ -379,7 +392,7 @@ int snapshots_lookup(struct snapshots *s, const struct node *n,
 	/* A table's inode is never given twice (snapshot.h). */
 	e = NULL;
 	if (!tree_grows(n) && now >= s->extras_until_ms) {
-		e = find(s, own->last);
+		e = find_last(s, own, n);
 		if (!e || !reusable(e, pid, now))
 			e = reusable(own, pid, now) ? own : NULL;
 	}
@@ -521,8 +534,10 @@ static void keep_retakable(struct snapshots *s, struct entry *e)
 
 	if (!retakable(e, e->pid, clock_coarse_ms()) || !tree_grows(&e->node))
 		return;
+	/* Only the entry that gave @e out (its record may have gone, its
+	 * index the next record's, while the kernel forgot @e). */
 	own = find(s, node_id(&e->node));
-	if (!own || own->text)
+	if (!own || own->last != e->id || own->text)
 		return;
 	own->text = e->text;
 	own->pid = e->pid;
@@ -530,14 +545,31 @@ static void keep_retakable(struct snapshots *s, struct entry *e)
 	e->text = NULL;
 }
 
-void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
+/*
+ * Record @rec of a node's own went: the entries of its nodes go, but one
+ * open (which holds the kernel's inode, so the record: never).
+ */
+static void record_gone(struct snapshots *s, uint32_t rec)
 {
+	struct node n = { .rec = rec };
 	struct entry *e;
 
-	if (!snapshot_ino(ino))
+	for (n.kind = K_NONE + 1; n.kind < tree_kinds(); n.kind++) {
+		e = find(s, node_id(&n));
+		if (e && !e->opens)
+			entry_drop(s, e);
+	}
+}
+
+void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
+{
+	struct entry *e = NULL;
+
+	if (!node_id_rec(ino))
 		return;
 	pthread_mutex_lock(&s->lock);
-	e = find(s, ino);
+	if (snapshot_ino(ino))
+		e = find(s, ino);
 	if (e) {
 		e->nlookup -= nlookup < e->nlookup ? nlookup : e->nlookup;
 		if (!e->nlookup && !e->opens) {
@@ -545,7 +577,8 @@ void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup)
 			entry_drop(s, e);
 		}
 	}
-	s->extras.forget(s->extras.ctx, ino, nlookup);
+	if (s->extras.forget(s->extras.ctx, ino, nlookup) && !snapshot_ino(ino))
+		record_gone(s, node_id_rec(ino));
 	pthread_mutex_unlock(&s->lock);
 }
 

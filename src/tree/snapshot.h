@@ -150,18 +150,20 @@ static inline bool snapshot_ino(uint64_t ino)
 }
 
 /*
- * The caller's records of extra inodes: make(ctx, n), the node ID of a
- * new extra inode of node @n, with SNAPSHOT_INO_BIT set, so that a
- * successor of the server knows it (0 when none can be made); and the
- * kernel's lookups of one, counted (hold) and forgotten (forget) under
- * the table's lock, where the table counts them, so that the two counts
- * never part. The table calls them with its lock held: they must not
- * call it.
+ * The caller's records (inode.h: a node ID with a record's index):
+ * make(ctx, n), the node ID of a new extra inode of node @n, with
+ * SNAPSHOT_INO_BIT set, so that a successor of the server knows it (0
+ * when none can be made); the kernel's lookups of an extra inode,
+ * counted (hold) under the table's lock, where the table counts them,
+ * so that the two counts never part; and the kernel's lookups of any
+ * record's node forgotten (forget), true when that was the record's
+ * last and it went, its index free for the next record. The table
+ * calls them with its lock held: they must not call it.
  */
 struct snapshot_extras {
 	uint64_t (*make)(void *ctx, const struct node *n);
 	void (*hold)(void *ctx, uint64_t id);
-	void (*forget)(void *ctx, uint64_t id, uint64_t nlookup);
+	bool (*forget)(void *ctx, uint64_t id, uint64_t nlookup);
 	void *ctx;
 };
 
@@ -258,10 +260,15 @@ bool snapshots_resize(struct snapshots *s, uint64_t ino, const struct owner *o,
 		      uint64_t size);
 
 /*
- * snapshots_forget - the kernel forgets @nlookup lookups of @ino. An
- * extra inode goes at none left, once nobody has it open; its record
- * is told (extras->forget) whether or not the table knows it (one a
- * dead server made); a node's own inode needs nothing.
+ * snapshots_forget - the kernel forgets @nlookup lookups of @ino, any
+ * node ID with a record (node_id_rec()); its record is told
+ * (extras->forget) whether or not the table knows the inode (one a
+ * dead server made). An extra inode goes at none left, once nobody has
+ * it open. When a node's own record goes, so does every entry of its
+ * nodes (a record's index is another task's next, and its node IDs
+ * with it): no lookup of the next finds what this one's directory was
+ * checked for, its last inode or its content. Any other ID needs
+ * nothing.
  */
 void snapshots_forget(struct snapshots *s, uint64_t ino, uint64_t nlookup);
 

@@ -118,6 +118,11 @@ static const struct entry *entry_of(const struct node *n)
 	return &tree[n->kind];
 }
 
+unsigned int tree_kinds(void)
+{
+	return KINDS;
+}
+
 int tree_node(uint64_t ino, struct node *n)
 {
 	node_of(ino, n);

@@ -58,6 +58,9 @@ void tree_parent(const struct node *n, struct node *parent);
 #define TREE_NAME_MAX 32
 void tree_name(const struct node *n, char *buf, size_t size);
 
+/* tree_kinds - how many kinds of node there are: each is below it. */
+unsigned int tree_kinds(void);
+
 /*
  * tree_grows - whether the content or listing of @n is as long as the
  * tasks it lists (a table, proc/, threads/): thousands take
