@@ -1,7 +1,9 @@
 /*
  * daemon: the serving daemon's lifetime (daemon.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdint.h>
@@ -630,10 +632,68 @@ static int take_state(struct daemon *d)
 	return supervise(d);
 }
 
+/* Descriptors below this are seen by fds_open(). */
+#define FDS_SEEN 1024
+
+/* The descriptors open now, below FDS_SEEN: bits of @seen. */
+static void fds_open(uint64_t seen[FDS_SEEN / 64])
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	unsigned long fd;
+	char *end;
+
+	memset(seen, 0, FDS_SEEN / 8);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		fd = strtoul(de->d_name, &end, 10);
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && !*end &&
+		    fd < FDS_SEEN)
+			seen[fd / 64] |= 1ULL << (fd % 64);
+	}
+	closedir(dir);
+}
+
+/*
+ * auto_unmount: libfuse keeps a socket to fusermount3 open, unnamed,
+ * whose last close tells fusermount3 to unmount; fusermount3 does so
+ * only where the mount then answers ENOTCONN, that is once the device's
+ * last descriptor was released too. A dying process's descriptors are
+ * released highest first (the kernel runs an exiting task's deferred
+ * closes last queued first): with the socket above the device,
+ * fusermount3 could look while the device still lived, its open met the
+ * connection's abort (ECONNABORTED), and the mount stayed, dead. So the
+ * one socket the mount opened (not open @before it, above device @dev)
+ * moves to @low, taken below the device before the mount for it; the
+ * server inherits both in that order. @low is closed when unused.
+ */
+static void socket_below_device(int dev, int low, const uint64_t *before)
+{
+	uint64_t after[FDS_SEEN / 64];
+	struct stat st;
+	int fd, flags;
+
+	fds_open(after);
+	for (fd = dev + 1; low >= 0 && low < dev && fd < FDS_SEEN; fd++) {
+		if (!(after[fd / 64] >> (fd % 64) & 1) ||
+		    (before[fd / 64] >> (fd % 64) & 1) || fstat(fd, &st) < 0 ||
+		    !S_ISSOCK(st.st_mode) || (flags = fcntl(fd, F_GETFD)) < 0)
+			continue;
+		if (dup3(fd, low, flags & FD_CLOEXEC ? O_CLOEXEC : 0) == low) {
+			close(fd);
+			return;
+		}
+	}
+	if (low >= 0)
+		close(low);
+}
+
 int daemon_run(struct daemon_parts *p)
 {
 	struct daemon d = { .p = p, .sigfd = -1, .epfd = -1, .control_fd = -1 };
-	int keep_fd, ret;
+	uint64_t before[FDS_SEEN / 64];
+	int keep_fd, low, ret;
 
 	if (take_signals(&d) < 0) {
 		log_msg(LOG_ERR, "cannot take signals: %s", strerror(errno));
@@ -643,10 +703,15 @@ int daemon_run(struct daemon_parts *p)
 		return take_state(&d);
 	/* Before the mount shows: timingfsctl may use it at once. */
 	open_control(&d);
+	fds_open(before);
+	low = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fuse_session_mount(p->se, p->mountpoint) != 0) {
+		if (low >= 0)
+			close(low);
 		close_control(&d);
 		return EXIT_SERVE; /* libfuse said why */
 	}
+	socket_below_device(fuse_session_fd(p->se), low, before);
 	if (fuse_daemonize(p->foreground) != 0)
 		goto fail;
 	if (!p->foreground)
