@@ -166,7 +166,7 @@ fd_of() {
 # answers ENOTCONN, once the device's last descriptor was released too;
 # a dying process releases its descriptors highest first, so the daemon
 # keeps the helper's socket below the device, in both processes (a dead
-# mount 1 kill in 200 under load otherwise: too rare for the test above
+# mount 7 kills in 1,000 under load otherwise: too rare for the test above
 # to show, so the order is checked here).
 test_expect_success 'auto_unmount: the helper socket below the device, in both processes' '
 	test_when_finished unmount_timingfs &&
