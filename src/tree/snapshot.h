@@ -69,7 +69,10 @@
  * it only while it is in use (open, a lookup's content waiting for its
  * open) and drops it at the release that ends its use, or at a sweep;
  * a directory whose path a lookup checked has an entry for
- * SNAPSHOT_CHECKED_MS. So the daemon's memory follows what is being
+ * SNAPSHOT_CHECKED_MS. Below proc/ a node's own ID is its record's
+ * (records.h), which another task's record takes once the kernel forgot
+ * every name of it: no entry of a node outlives its record
+ * (snapshots_forget()). So the daemon's memory follows what is being
  * read, not the files the kernel keeps cached. An extra inode's ID is
  * the caller's (snapshots_new()'s extra_id: a record of the FUSE layer,
  * which a restarted server finds again), with SNAPSHOT_INO_BIT set,
