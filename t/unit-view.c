@@ -4,7 +4,7 @@
  * view, and a child made in a new PID namespace (as root), whose
  * numbers are translated both ways and compared with its NSpid line;
  * and the table of records of the nodes the kernel holds below proc/
- * (records.h), which keeps the task instance each was, holds the view
+ * (inodes.h), which keeps the task instance each was, holds the view
  * slots they are named in, and outlives a server in shared memory.
  */
 #include <errno.h>
@@ -18,8 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "records.h"
+#include "inodes.h"
 #include "tap.h"
+#include "tree.h"
 #include "view.h"
 
 static ino_t ns_ino(pid_t pid)
@@ -165,7 +166,25 @@ static void test_pinned(void)
 	views_free(vs);
 }
 
-/* records_gone()'s question, of this machine: no thread @tid in @pid. */
+/* The table's contents: a file's text, freed with the table. */
+static void free_text(struct rbuf *text)
+{
+	rbuf_free(text);
+	free(text);
+}
+
+static struct rbuf *text_of(const char *s)
+{
+	struct rbuf *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		rbuf_init(b);
+		rbuf_printf(b, "%s", s);
+	}
+	return b;
+}
+
+/* inodes_gone()'s question, of this machine: no thread @tid in @pid. */
 static bool proc_gone(void *ctx, pid_t pid, pid_t tid)
 {
 	char path[64];
@@ -178,7 +197,7 @@ static bool proc_gone(void *ctx, pid_t pid, pid_t tid)
 
 static void test_records(struct views *vs)
 {
-	struct records *rs = NULL, *next = NULL;
+	struct inodes *rs = NULL, *next = NULL;
 	struct record_task t = { 0 }, got;
 	struct node n = { .kind = K_TGID, .view = 7, .num = { 41 } }, m, g;
 	struct record_name names[4];
@@ -192,71 +211,73 @@ static void test_records(struct views *vs)
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (!check(area != MAP_FAILED, "records: an area"))
 		return;
-	check_int(records_new(vs, area, bytes, &rs), 0, "records: a table");
-	check_int(records_get(rs, NODE_REC_BIT | 1 << NODE_KIND_BITS | K_TGID,
+	check_int(inodes_new(vs, area, bytes, free_text, &rs), 0,
+		  "records: a table");
+	check_int(inodes_node(rs, NODE_REC_BIT | 1 << NODE_KIND_BITS | K_TGID,
 			      &g, NULL),
 		  -ENOENT, "records: unknown: ENOENT");
 	t = (struct record_task){ .pid = 1041, .start = 100, .parent = 5 };
-	check_int(records_name(rs, &n, &t), 0, "records: a lookup");
+	check_int(inodes_name(rs, &n, &t), 0, "records: a lookup");
 	first = n.rec;
 	check(first != 0 && node_id(&n) != node_ino(&n),
 	      "records: the node ID is the record's");
-	check_int(records_name(rs, &n, &t), 0, "records: another");
+	check_int(inodes_name(rs, &n, &t), 0, "records: another");
 	check(n.rec == first, "records: the same instance, the same record");
 	check(views_held(vs, 7) == 1, "records: one record holds its slot");
 	m = n;
 	m.kind = K_THREADS;
-	check_int(records_hold(rs, &m), 0,
+	check_int(inodes_hold(rs, &m), 0,
 		  "records: threads/ is a node of its process's record");
-	check_int(records_get(rs, node_id(&m), &g, &got), 0,
+	check_int(inodes_node(rs, node_id(&m), &g, &got), 0,
 		  "records: threads/ by its ID");
 	check(g.kind == K_THREADS && g.num[0] == 41 && g.view == 7 &&
 		      g.rec == first && got.pid == 1041 && got.start == 100 &&
 		      got.parent == 5,
 	      "records: its node and task, from the record");
 	m.kind = K_TID; /* a thread is a record of its own, never a node */
-	check_int(records_get(rs, node_id(&m), &g, NULL), -ENOENT,
+	check_int(inodes_node(rs, node_id(&m), &g, NULL), -ENOENT,
 		  "records: a kind the record cannot have: ENOENT");
 	t.start = 200; /* the number taken by another task */
 	m = n;
-	check_int(records_name(rs, &m, &t), 0, "records: a new instance");
+	check_int(inodes_name(rs, &m, &t), 0, "records: a new instance");
 	check(m.rec != first, "records: another start, another record");
 	check(views_held(vs, 7) == 2, "records: each holds the slot");
-	check(records_of_task(rs, 1041, 0, names, 4) == 2 &&
+	check(inodes_of_task(rs, 1041, 0, names, 4) == 2 &&
 		      names[0].parent == 5 && names[0].node.num[0] == 41,
 	      "records: both found by their task, with their names");
-	records_forget(rs, node_id(&m), 1);
+	inodes_forget(rs, node_id(&m), 1);
 	check(views_held(vs, 7) == 1,
 	      "records: forgotten, the slot's hold back");
-	check_int(records_get(rs, node_id(&m), &g, NULL), -ENOENT,
+	check_int(inodes_node(rs, node_id(&m), &g, NULL), -ENOENT,
 		  "records: a forgotten record names nothing");
 	/* A successor finds the record as it was. */
 	next = NULL;
-	check_int(records_new(vs, area, bytes, &next), 0,
+	check_int(inodes_new(vs, area, bytes, free_text, &next), 0,
 		  "records: a successor maps the same area");
-	check(records_get(next, node_id(&n), &g, &got) == 0 && g.rec == first &&
-		      got.start == 100 && records_count(next) == 1,
+	check(inodes_node(next, node_id(&n), &g, &got) == 0 && g.rec == first &&
+		      got.start == 100 && inodes_records(next) == 1,
 	      "records: and finds the live record, whole");
 	check(views_held(vs, 7) == 2, "records: which holds its slot again");
-	records_forget(next, node_id(&n), 2);
-	check_int(records_get(next, node_id(&n), &g, NULL), 0,
+	inodes_forget(next, node_id(&n), 2);
+	check_int(inodes_node(next, node_id(&n), &g, NULL), 0,
 		  "records: its nodes' lookups, all counted (threads/ too)");
-	records_forget(next, node_id(&n) + 0, 1);
-	check_int(records_get(next, node_id(&n), &g, NULL), -ENOENT,
+	inodes_forget(next, node_id(&n) + 0, 1);
+	check_int(inodes_node(next, node_id(&n), &g, NULL), -ENOENT,
 		  "records: the last forgotten: gone");
-	records_free(next);
+	inodes_free(next);
 	views_hold(vs, 7, -1); /* the first table's hold, which it kept */
-	records_free(rs);
+	inodes_free(rs);
 	munmap(area, bytes);
 
 	/* IDs that spread over the kernel's inode hash. */
-	check_int(records_new(vs, NULL, 0, &rs), 0, "records: anonymous");
+	check_int(inodes_new(vs, NULL, 0, free_text, &rs), 0,
+		  "records: anonymous");
 	for (i = 0; i < 5000; i++) {
 		n = (struct node){ .kind = K_TID, .view = 9, .num = { 1, i } };
 		t = (struct record_task){ .pid = 1,
 					  .tid = (pid_t)i,
 					  .start = i + 1 };
-		records_name(rs, &n, &t);
+		inodes_name(rs, &n, &t);
 		id = node_id(&n);
 		if (i == 4999)
 			check(id >> 40 == NODE_REC_BIT >> 40 &&
@@ -264,11 +285,11 @@ static void test_records(struct views *vs)
 					      ((uint64_t)n.rec << 8 | K_TID),
 			      "records: 5000 threads' IDs differ below bit 40");
 	}
-	check(records_count(rs) == 5000 && views_held(vs, 9) == 5000,
+	check(inodes_records(rs) == 5000 && views_held(vs, 9) == 5000,
 	      "records: 5000 records, all counted in their slot");
 	for (i = 1; i <= 5000; i++)
-		records_forget(rs, NODE_REC_BIT | (uint64_t)i << 8 | K_TID, 1);
-	check(records_count(rs) == 0 && views_held(vs, 9) == 0,
+		inodes_forget(rs, NODE_REC_BIT | (uint64_t)i << 8 | K_TID, 1);
+	check(inodes_records(rs) == 0 && views_held(vs, 9) == 0,
 	      "records: all forgotten, the slot free");
 	{
 		pid_t child = fork();
@@ -278,21 +299,83 @@ static void test_records(struct views *vs)
 		waitpid(child, NULL, 0);
 		n = (struct node){ .kind = K_TGID, .view = 9, .num = { 41 } };
 		t = (struct record_task){ .pid = child, .start = 1 };
-		records_name(rs, &n, &t);
+		inodes_name(rs, &n, &t);
 		n.num[0] = 42;
 		t.pid = getpid();
-		records_name(rs, &n, &t);
+		inodes_name(rs, &n, &t);
 		n.num[0] = 43;
 		t.pid = 0;
-		records_name(rs, &n, &t);
-		check(records_gone(rs, proc_gone, NULL, names, 4) == 1 &&
+		inodes_name(rs, &n, &t);
+		check(inodes_gone(rs, proc_gone, NULL, names, 4) == 1 &&
 			      names[0].node.kind == K_TGID &&
 			      names[0].node.num[0] == 41 &&
 			      names[0].node.view == 9,
 		      "records: the directory of an exited task is found "
 		      "gone, a live one's and an unknown one's not");
 	}
-	records_free(rs);
+	inodes_free(rs);
+}
+
+/*
+ * What an inode in use holds is its record's: it goes with the record,
+ * and nothing of it reaches the next record at the same index.
+ */
+static void test_inode_files(struct views *vs)
+{
+	struct node p = { .kind = K_TGID, .view = 7, .num = { 51 } }, q, f, g;
+	struct record_task t = { .pid = 1051, .start = 300, .parent = 5 };
+	struct inodes *in = NULL;
+	struct snapshot_idle idle;
+	struct owner o = { 0, 0 }, og;
+	struct rbuf *text;
+	uint64_t ino = 0, again = 0, size = 0;
+
+	if (inodes_new(vs, NULL, 0, free_text, &in) < 0) {
+		check(false, "inodes: a table");
+		return;
+	}
+	check_int(inodes_name(in, &p, &t), 0, "inodes: a process named");
+	check_int(tree_child(&p, "cycles", &f), 0, "inodes: its cycles");
+	check_int(inodes_lookup(in, &f, &o, 100, text_of("12\n"), &p, NULL,
+				&ino, &idle),
+		  0, "inodes: cycles looked up");
+	check(ino == node_id(&f) && node_id_rec(ino) == p.rec,
+	      "inodes: its own inode, of the process's record");
+	check(inodes_attr(in, ino, &g, &og, &size) == 0 && size == 3 &&
+		      g.kind == f.kind && g.rec == p.rec,
+	      "inodes: its node and the size told");
+	check_int(inodes_lookup(in, &f, &o, 100, text_of("123\n"), NULL, NULL,
+				&again, &idle),
+		  0, "inodes: looked up again");
+	check(again == ino && inodes_in_use(in) == 2,
+	      "inodes: the same inode; two entries in use, the file's and "
+	      "its directory's");
+	inodes_forget(in, node_id(&p), 1);
+	check_int(inodes_node(in, node_id(&p), &g, NULL), 0,
+		  "inodes: the file's lookups hold the record");
+	inodes_forget(in, ino, 2);
+	check_int(inodes_node(in, node_id(&p), &g, NULL), -ENOENT,
+		  "inodes: the last forgotten, the record goes");
+	check(inodes_in_use(in) == 0 &&
+		      inodes_attr(in, ino, &g, &og, &size) == -ENOENT,
+	      "inodes: and every entry of its nodes with it");
+	/* Another task takes the index: none of the first reaches it. */
+	q = (struct node){ .kind = K_TGID, .view = 7, .num = { 52 } };
+	t.start = 400;
+	check_int(inodes_name(in, &q, &t), 0, "inodes: another process");
+	check(q.rec == p.rec, "inodes: at the freed index");
+	check_int(tree_child(&q, "cycles", &f), 0, "inodes: its cycles");
+	check(!inodes_checked(in, &q, &og) && !inodes_retake(in, &f, 100),
+	      "inodes: no checked path, no content of the first");
+	/* A file of a record that went: ENOENT, its content the caller's. */
+	inodes_forget(in, node_id(&q), 1);
+	text = text_of("7\n");
+	check_int(inodes_lookup(in, &f, &o, 100, text, NULL, NULL, &ino, &idle),
+		  -ENOENT, "inodes: a file of a gone record: ENOENT");
+	free_text(text);
+	check(inodes_records(in) == 0 && inodes_in_use(in) == 0,
+	      "inodes: nothing left");
+	inodes_free(in);
 }
 
 int main(void)
@@ -308,6 +391,7 @@ int main(void)
 	test_pinned();
 	test_child(vs);
 	test_records(vs);
+	test_inode_files(vs);
 	views_free(vs);
 	return tap_done();
 }

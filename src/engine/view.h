@@ -163,7 +163,7 @@ struct view *views_slot(struct views *vs, unsigned int slot);
 /*
  * views_hold - the kernel holds @delta more (or, negative, fewer)
  * inodes named in view slot @slot: while it holds any, the slot is
- * not reused (the FUSE layer's records, records.h, call it). Slots
+ * not reused (the FUSE layer's records, fuse/inodes.h, call it). Slots
  * VIEW_OWN and VIEW_NOWHERE, which are never reused, are not counted.
  */
 void views_hold(struct views *vs, unsigned int slot, long delta);

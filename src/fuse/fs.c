@@ -1,7 +1,7 @@
 /*
  * fs: the FUSE operations, each a request to the tree for one reader.
  *
- * Every node the kernel holds below proc/ is a record (records.h): a
+ * Every node the kernel holds below proc/ is a record (inodes.h): a
  * request by its node ID resolves the record, and through it the task
  * instance it names, once (record_check()); a task gone, or a number
  * another task took, is ENOENT from then on, however the request came.
@@ -10,7 +10,7 @@
  * afresh.
  *
  * A file's content is rendered when a path walk looks it up, into a
- * snapshot that is an inode of its own (snapshot.h); the open that
+ * snapshot that is an inode of its own (inodes.h); the open that
  * follows takes it, its first read at offset 0 and every read at
  * another offset, of any size, by read(2) or through the page cache,
  * are served from it; a later read at offset 0 takes a new snapshot for
@@ -41,11 +41,10 @@
 #include "clock.h"
 #include "hash.h"
 #include "keep.h"
-#include "records.h"
+#include "inodes.h"
 #include "rewinds.h"
 #include "render.h"
 #include "serve.h"
-#include "snapshot.h"
 #include "tree.h"
 
 /* How many names the dropper may have waiting; more wait for a sweep. */
@@ -59,7 +58,7 @@
 /*
  * The thread that drops names from the kernel's caches, for every
  * mount of the daemon: proc/, and the names of idle extra inodes
- * (snapshot.h). Each mount queues its own; the lock guards every queue.
+ * (inodes.h). Each mount queues its own; the lock guards every queue.
  */
 struct fs_dropper {
 	pthread_t thread;
@@ -86,8 +85,7 @@ struct fs {
 	pthread_mutex_t held_lock;
 	struct fs_held held; /* the list's head */
 	struct fuse_session *se;
-	struct snapshots *snaps; /* the files' inodes the kernel holds */
-	struct records *recs; /* every node below proc/ the kernel holds */
+	struct inodes *ins; /* the inodes the kernel holds (inodes.h) */
 	struct rewinds *rw; /* the snapshots of rewound open files */
 	struct fs_dropper *dropper;
 	struct fs *next, *prev; /* in the dropper's ring */
@@ -134,7 +132,7 @@ static void drop_name(struct fs *fs, const struct record_name *rn)
 					 strlen(name));
 }
 
-/* The name of file @n (an extra inode's, snapshot.h) in its directory. */
+/* The name of file @n (an extra inode's, inodes.h) in its directory. */
 static void file_name(const struct node *n, struct record_name *rn)
 {
 	struct node dir;
@@ -170,7 +168,7 @@ static struct fs *dropper_next(struct fs_dropper *d)
 
 /*
  * Drop the names the kernel keeps of directories of tasks that have
- * exited (records.h's records_gone()) that no exit record dropped (no
+ * exited (inodes.h's inodes_gone()) that no exit record dropped (no
  * listener, or one that lost records): each is a record, and the
  * kernel, which keeps a name until memory runs short, would otherwise
  * grow the table with every task a walk ever met.
@@ -195,15 +193,15 @@ static void sweep_gone(struct fs *fs)
 
 	if (!gone)
 		return;
-	n = records_gone(fs->recs, task_gone, fs->env.engine, gone,
-			 FS_SWEEP_DROPS);
+	n = inodes_gone(fs->ins, task_gone, fs->env.engine, gone,
+			FS_SWEEP_DROPS);
 	for (i = 0; i < n; i++)
 		drop_name(fs, &gone[i]);
 	free(gone);
 	/* Counted after the drops, some of whose forgets may have come:
 	 * the next sweep may come early, never late (counted before them,
 	 * the kernel held three times as many inodes under t1950's churn). */
-	held = records_count(fs->recs);
+	held = inodes_records(fs->ins);
 	__atomic_store_n(&fs->sweep_at,
 			 (held > n ? held - n : 0) + FS_SWEEP_EVERY,
 			 __ATOMIC_RELAXED);
@@ -436,8 +434,8 @@ static void drop_idle_views(struct fs *fs)
 	nslots = views_idle_held(fs->env.views, slot, 16);
 	if (nslots)
 		drop_names(fs, n,
-			   records_in_slots(fs->recs, slot, nslots, n,
-					    FS_DROP_QUEUE));
+			   inodes_in_slots(fs->ins, slot, nslots, n,
+					   FS_DROP_QUEUE));
 }
 
 /* The reader's own view, from its thread's namespace. */
@@ -501,45 +499,12 @@ static int req_node_view(fuse_req_t req, struct request *r,
 }
 
 /*
- * Whether node @n, of a record (n->rec, records.h), is still the task
- * instance its record names, for the reader of @r, whose view is set:
- * -ENOENT once that task is gone (exited and no longer kept) or its
- * number is another task's, whoever asks and however long after
- * (interface.md, "Names and identities"). The record's task, in the
- * daemon's numbers, is the request's from here on (nodes.h's
- * task_of()): it is not translated again. A node of no record, or of
- * one that names no task (proc/), is not judged; nor is a task whose
- * start cannot be read (a broken source: its files say so).
+ * The task @t of node @n's record (inodes_node()), made the request's
+ * (nodes.h's task_of() does not translate it again).
  */
-static int record_resolve(struct request *r, const struct node *n,
-			  struct record_task *t);
-static int record_judge(struct request *r, const struct node *n,
-			const struct record_task *t);
-
-static int record_check(struct request *r, const struct node *n)
+static void record_use(struct request *r, const struct node *n,
+		       const struct record_task *t)
 {
-	struct record_task t;
-	int ret;
-
-	if (!n->rec)
-		return 0;
-	ret = record_resolve(r, n, &t);
-	return ret < 0 ? ret : record_judge(r, n, &t);
-}
-
-/*
- * The task of node @n's record, in *@t (t->start 0: none to judge),
- * made the request's (task_of() does not translate it again); -ENOENT
- * when the record is gone.
- */
-static int record_resolve(struct request *r, const struct node *n,
-			  struct record_task *t)
-{
-	struct fs *fs = req_fs((fuse_req_t)r->ctx);
-	struct node rn;
-
-	if (records_get(fs->recs, node_id(n), &rn, t) < 0)
-		return -ENOENT;
 	if (t->start && t->pid > 0 && r->view) {
 		r->task_view = r->view;
 		r->task_nr[0] = n->num[0];
@@ -547,7 +512,30 @@ static int record_resolve(struct request *r, const struct node *n,
 		r->task_pid = t->pid;
 		r->task_tid = t->tid;
 	}
-	return 0;
+}
+
+static int record_judge(struct request *r, const struct node *n,
+			const struct record_task *t);
+
+/*
+ * Whether node @n, of a record (n->rec, inodes.h) whose task is @t
+ * (resolved with the node, inodes_node()), is still the task instance
+ * its record names, for the reader of @r, whose view is set: -ENOENT
+ * once that task is gone (exited and no longer kept) or its number is
+ * another task's, whoever asks and however long after (interface.md,
+ * "Names and identities"). The record's task, in the daemon's numbers,
+ * is the request's from here on (record_use()): it is not translated
+ * again. A node of no record, or of one that names no task (proc/), is
+ * not judged; nor is a task whose start cannot be read (a broken
+ * source: its files say so).
+ */
+static int record_check(struct request *r, const struct node *n,
+			const struct record_task *t)
+{
+	if (!n->rec)
+		return 0;
+	record_use(r, n, t);
+	return record_judge(r, n, t);
 }
 
 /*
@@ -700,7 +688,7 @@ static double entry_timeout(struct request *r, const struct node *n,
 	return node_cached_for(r, n);
 }
 
-/* A file's content; snapshot.h frees one it holds with text_free(). */
+/* A file's content; inodes.h frees one it holds with text_free(). */
 struct fs_text {
 	struct rbuf buf; /* first */
 	struct fs_held held; /* while an open file holds it */
@@ -929,11 +917,11 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 		return;
 	}
 	if (!ino ||
-	    (node_id_rec(node) ? records_get(fs->recs, node, &n, NULL) :
+	    (node_id_rec(node) ? inodes_node(fs->ins, node, &n, NULL) :
 				 tree_node(node, &n)) < 0 ||
 	    keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0)
 		return;
-	snapshots_adopt(fs->snaps, ino, &n, len);
+	inodes_adopt(fs->ins, ino, &n, len);
 	/* Held as this server's own opens are, so that its reads know
 	 * whether it was read to its end (fs_read()): the content stays
 	 * the keep's. */
@@ -955,7 +943,7 @@ void fs_set_view_record(struct fs *fs, struct view_record *record)
 
 int fs_set_keep(struct fs *fs, int fd)
 {
-	struct records *recs;
+	struct inodes *ins;
 	size_t bytes;
 	void *area;
 	int ret;
@@ -969,12 +957,12 @@ int fs_set_keep(struct fs *fs, int fd)
 	/* The records in the keep's memory, as a dead server left them
 	 * (in this server's alone where the keep has no record area). */
 	area = keep_records(fs->keep, &bytes);
-	ret = records_new(fs->env.views, area, bytes, &recs);
+	ret = inodes_new(fs->env.views, area, bytes, text_free, &ins);
 	if (ret < 0)
 		return ret;
-	__atomic_store_n(&fs->recs, recs, __ATOMIC_RELEASE);
+	__atomic_store_n(&fs->ins, ins, __ATOMIC_RELEASE);
 	keep_each(fs->keep, adopt_open, fs);
-	snapshots_taken_over(fs->snaps);
+	inodes_taken_over(fs->ins);
 	return 0;
 }
 
@@ -1004,7 +992,7 @@ static int render_charged(struct request *r, const struct node *n,
 
 /*
  * The entry of file @n: a new snapshot of its content, an inode whose
- * size is the content's (snapshot.h). Its name is looked up again at
+ * size is the content's (inodes.h). Its name is looked up again at
  * every path walk, so that no two walks share its page cache; its path
  * is checked as a cached dentry was, once in FS_TIMEOUT_S.
  */
@@ -1026,7 +1014,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	 * whom the access rules judge process by process. */
 	if ((r->env->access.hidepid == HIDEPID_OFF ||
 	     request_only_uid(r) == VIEW_ALL_UIDS) &&
-	    snapshots_checked(fs->snaps, &dir, &o)) {
+	    inodes_checked(fs->ins, &dir, &o)) {
 		tree_stat_owned(r, n, &o, &ep->attr);
 	} else {
 		ret = tree_check(r, n, &ep->attr);
@@ -1041,7 +1029,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	if (!who)
 		return ret;
 	/* This thread's lookup of it a moment ago made it already. */
-	text = snapshots_retake(fs->snaps, n, r->pid);
+	text = inodes_retake(fs->ins, n, r->pid);
 	ret = text ? 0 : render_charged(r, n, who, 0, &text);
 	if (ret == -ENOENT || ret == -ENOMEM)
 		goto out_put;
@@ -1051,8 +1039,8 @@ static int lookup_file(struct request *r, const struct node *n,
 	 */
 	if (ret < 0)
 		text = NULL;
-	ret = snapshots_lookup(fs->snaps, n, &o, r->pid, text,
-			       checked ? &dir : NULL, who, &ep->ino, &idle);
+	ret = inodes_lookup(fs->ins, n, &o, r->pid, text, checked ? &dir : NULL,
+			    who, &ep->ino, &idle);
 	budget_reader_put(who);
 	drop_idle_extras(fs, &idle);
 	if (ret < 0) {
@@ -1063,13 +1051,6 @@ static int lookup_file(struct request *r, const struct node *n,
 	ep->attr.st_size = (off_t)len;
 	ep->attr.st_blocks = (blkcnt_t)((len + 511) / 512);
 	ep->entry_timeout = 0;
-	/* Its own node ID is its directory's record's: counted there (an
-	 * extra inode's record counts with snapshots_lookup()). */
-	if (!snapshot_ino(ep->ino) && node_id_rec(ep->ino) &&
-	    records_hold_id(fs->recs, ep->ino) < 0) {
-		snapshots_forget(fs->snaps, ep->ino, 1);
-		return -ENOENT;
-	}
 	return 0;
 
 out_put:
@@ -1081,7 +1062,7 @@ out_put:
  * The generation of an entry of a task that started at @start: the
  * kernel keeps 32 bits of it, and an inode whose generation differs
  * from a reply's is stale, its I/O failed. One inode's generation never
- * changes (a file's is its task's, whatever its length: snapshot.h).
+ * changes (a file's is its task's, whatever its length: inodes.h).
  */
 static uint64_t entry_generation(uint64_t start)
 {
@@ -1120,7 +1101,7 @@ static int name_dir(struct request *r, struct node *n, uint64_t start,
 	int ret;
 
 	if (n->kind != K_PROC && n->kind != K_TGID && n->kind != K_TID)
-		return n->rec ? records_hold(fs->recs, n) : 0;
+		return n->rec ? inodes_hold(fs->ins, n) : 0;
 	/* A task's directory: the task as the daemon numbers it, for its
 	 * requests and its exit (unknown for a task kept since it exited
 	 * in a view whose numbers are not the daemon's). */
@@ -1135,9 +1116,9 @@ static int name_dir(struct request *r, struct node *n, uint64_t start,
 		*kept = exited_already(r, n);
 	}
 name:
-	ret = records_name(fs->recs, n, &t);
+	ret = inodes_name(fs->ins, n, &t);
 	if (ret == 0)
-		sweep_when_grown(fs, records_count(fs->recs));
+		sweep_when_grown(fs, inodes_records(fs->ins));
 	return ret;
 }
 
@@ -1152,27 +1133,18 @@ static void lookup_reply(struct request *r, const struct node *n,
 	if (fuse_reply_entry((fuse_req_t)r->ctx, ep) == 0)
 		return;
 	/* Never known (its record too): */
-	snapshots_forget(fs->snaps, ep->ino, 1);
+	inodes_forget(fs->ins, ep->ino, 1);
 }
 
 /*
- * The node of node ID @ino: a record's, an extra inode's (snapshot.h)
- * or the one its number encodes. -ENOENT when it names none.
+ * The node of node ID @ino: a record's, an extra inode's (inodes.h)
+ * or the one its number encodes; @t not NULL, its record's task, for
+ * record_check(). -ENOENT when it names none.
  */
-static int fs_node(struct fs *fs, uint64_t ino, struct node *n)
+static int fs_node(struct fs *fs, uint64_t ino, struct node *n,
+		   struct record_task *t)
 {
-	struct owner o;
-	uint64_t size;
-
-	/* An extra inode a dead server made is in the records alone. */
-	if (snapshot_ino(ino) &&
-	    snapshots_get(fs->snaps, ino, n, &o, &size) == 0)
-		return 0;
-	if (node_id_rec(ino))
-		return records_get(fs->recs, ino, n, NULL);
-	if (tree_node(ino, n) < 0 || tree_in_proc(n))
-		return -ENOENT; /* below proc/, every node is a record's */
-	return 0;
+	return inodes_node(fs->ins, ino, n, t);
 }
 
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
@@ -1190,7 +1162,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	req_begin(req, &r);
 	memset(&ep, 0, sizeof(ep));
-	ret = fs_node(fs, parent, &dir);
+	ret = fs_node(fs, parent, &dir, &dt); /* its record, resolved once */
 	if (ret == 0)
 		ret = tree_child(&dir, name, &n);
 	if (ret == 0 && tree_in_proc(&n)) {
@@ -1203,14 +1175,14 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	 * reads met; a directory's before.
 	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
-		ret = dir.rec ? record_resolve(&r, &dir, &dt) : 0;
-		if (ret == 0)
-			ret = lookup_file(&r, &n, &ep);
+		if (dir.rec)
+			record_use(&r, &dir, &dt);
+		ret = lookup_file(&r, &n, &ep);
 		if (ret == 0 && dir.rec && record_judge(&r, &dir, &dt) < 0) {
 			forget_one(fs, ep.ino, 1);
 			ret = -ENOENT;
 		}
-	} else if (ret == 0 && (ret = record_check(&r, &dir)) == 0) {
+	} else if (ret == 0 && (ret = record_check(&r, &dir, &dt)) == 0) {
 		ret = tree_check(&r, &n, &ep.attr);
 		/* A process or thread: which one, now. */
 		if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
@@ -1237,9 +1209,10 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
  * The node of file inode @ino: an extra inode's, else the one its
  * number encodes. -ENOENT when it names none, -EISDIR when no file.
  */
-static int file_node(struct fs *fs, uint64_t ino, struct node *n)
+static int file_node(struct fs *fs, uint64_t ino, struct node *n,
+		     struct record_task *t)
 {
-	int ret = fs_node(fs, ino, n);
+	int ret = fs_node(fs, ino, n, t);
 
 	if (ret < 0)
 		return ret;
@@ -1256,6 +1229,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 {
 	struct fs *fs = req_fs(req);
 	struct rbuf *now = NULL;
+	struct record_task t;
 	size_t len = 0;
 	struct stat st;
 	struct owner o;
@@ -1263,16 +1237,16 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 	struct node n;
 	int ret;
 
-	ret = snapshots_get(fs->snaps, ino, &n, &o, &size);
+	ret = inodes_attr(fs->ins, ino, &n, &o, &size);
 	if (ret == 0) {
 		tree_stat_owned(r, &n, &o, &st);
 		st.st_size = (off_t)size;
 	} else if (!fi) {
-		ret = file_node(fs, ino, &n);
+		ret = file_node(fs, ino, &n, &t);
 		if (ret == 0)
 			ret = req_node_view(req, r, &n);
 		if (ret == 0)
-			ret = record_check(r, &n);
+			ret = record_check(r, &n, &t);
 		if (ret == 0) {
 			tree_stat(r, &n, &st);
 			ret = render_text(r, &n, &now);
@@ -1282,7 +1256,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 		text_free(now);
 	}
 	if (fi) { /* an open file: its content is what the reader gets */
-		if (ret < 0 && file_node(fs, ino, &n) == 0 &&
+		if (ret < 0 && file_node(fs, ino, &n, NULL) == 0 &&
 		    req_node_view(req, r, &n) == 0) {
 			tree_stat(r, &n, &st);
 			ret = 0;
@@ -1304,16 +1278,17 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
+	struct record_task t;
 	struct request r;
 	struct stat st;
 	struct node n;
 	int ret;
 
 	req_begin(req, &r);
-	if (snapshot_ino(ino) ||
-	    (fs_node(fs, ino, &n) == 0 && S_ISREG(tree_mode(&n)))) {
+	ret = snapshot_ino(ino) ? 0 : fs_node(fs, ino, &n, &t);
+	if (ret == 0 && (snapshot_ino(ino) || S_ISREG(tree_mode(&n)))) {
 		getattr_file(req, &r, ino, fi);
-	} else if (fs_node(fs, ino, &n) < 0) {
+	} else if (ret < 0) {
 		fuse_reply_err(req, ENOENT);
 	} else {
 		/* Asked again for the reader now asking, whoever looked
@@ -1321,7 +1296,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		 * and whether it is still the task it was. */
 		ret = req_node_view(req, &r, &n);
 		if (ret == 0)
-			ret = record_check(&r, &n);
+			ret = record_check(&r, &n, &t);
 		if (ret == 0)
 			ret = tree_check(&r, &n, &st);
 		if (ret < 0)
@@ -1340,7 +1315,7 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 	int ret;
 
 	req_begin(req, &r);
-	ret = fs_node(req_fs(req), ino, &n);
+	ret = fs_node(req_fs(req), ino, &n, NULL);
 	if (ret == 0)
 		ret = req_node_view(req, &r, &n);
 	if (ret == 0)
@@ -1388,7 +1363,7 @@ static void grow_size(struct fs *fs, fuse_ino_t ino, const struct rbuf *text)
 
 /*
  * Inode @ino, file @n, serves @text, made afresh for the reader of @r:
- * recorded as its size and owner (snapshots_resize()), and, @grow, the
+ * recorded as its size and owner (inodes_resize()), and, @grow, the
  * kernel's size grown to it first (grow_size()).
  */
 static void told_afresh(struct request *r, fuse_ino_t ino, const struct node *n,
@@ -1401,22 +1376,24 @@ static void told_afresh(struct request *r, fuse_ino_t ino, const struct node *n,
 	tree_stat(r, n, &st);
 	o.uid = st.st_uid;
 	o.gid = st.st_gid;
-	snapshots_resize(fs->snaps, ino, &o, text->len);
+	inodes_resize(fs->ins, ino, &o, text->len);
 	if (grow)
 		grow_size(fs, ino, text);
 }
 
 /*
- * An open of file inode @ino, node @n, that takes no lookup's content:
+ * An open of file inode @ino, node @n of task @t (its record's), that
+ * takes no lookup's content:
  * a second open after one lookup, or one by another thread than the
- * lookup's, which came without a path walk (snapshot.h). The content is
+ * lookup's, which came without a path walk (inodes.h). The content is
  * rendered afresh for this reader and served with direct_io; the
  * inode's size grows first to its length, where it is less
  * (grow_size()), and a short read at the end of a shorter content
  * shrinks it.
  */
 static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
-		      struct fuse_file_info *fi, struct rbuf **text)
+		      const struct record_task *t, struct fuse_file_info *fi,
+		      struct rbuf **text)
 {
 	struct budget_reader *who = NULL;
 	struct request r;
@@ -1425,14 +1402,14 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	req_begin(req, &r);
 	ret = req_node_view(req, &r, n);
 	if (ret == 0)
-		ret = record_check(&r, n);
+		ret = record_check(&r, n, t);
 	if (ret == 0)
 		ret = req_check_named(&r, n);
 	if (ret == 0)
 		who = req_admit(&r, n, &ret);
 	/* It pays for the table's entry its open may have made too. */
 	if (ret == 0)
-		ret = render_charged(&r, n, who, snapshots_entry_bytes(), text);
+		ret = render_charged(&r, n, who, inodes_entry_bytes(), text);
 	budget_reader_put(who);
 	/* The kernel's size may be what a dead server told, or what a
 	 * short read left: it grows if it is less. */
@@ -1448,16 +1425,17 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
 	struct rbuf *text = NULL;
+	struct record_task t;
 	struct node n;
 	int ret;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		ret = -EROFS;
 	else
-		ret = file_node(fs, ino, &n);
+		ret = file_node(fs, ino, &n, &t);
 	if (ret == 0)
-		ret = snapshots_open(fs->snaps, ino, &n, fuse_req_ctx(req)->pid,
-				     &text);
+		ret = inodes_open(fs->ins, ino, &n, fuse_req_ctx(req)->pid,
+				  &text);
 	if (ret == 0 || ret == 2) {
 		/*
 		 * The lookup's content, of the size the lookup told: the
@@ -1467,7 +1445,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * come here (direct_io), so that a read at offset 0
 		 * after the first takes a new snapshot (fs_read()).
 		 * Told more than the lookup before it, the kernel may
-		 * have kept the smaller size (snapshot.h): it grows.
+		 * have kept the smaller size (inodes.h): it grows.
 		 */
 		if (ret == 2)
 			grow_size(fs, ino, text);
@@ -1475,8 +1453,8 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 		fi->keep_cache = 0;
 	} else if (ret == 1 &&
-		   (ret = open_again(req, ino, &n, fi, &text)) < 0) {
-		snapshots_release(fs->snaps, ino);
+		   (ret = open_again(req, ino, &n, &t, fi, &text)) < 0) {
+		inodes_release(fs->ins, ino);
 	}
 	if (ret < 0) {
 		fuse_reply_err(req, -ret);
@@ -1486,7 +1464,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			text->len, &fi->fh);
 	if (ret < 0) {
 		text_free(text);
-		snapshots_release(fs->snaps, ino);
+		inodes_release(fs->ins, ino);
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -1496,7 +1474,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		unhold(fs, text_held(text));
 		keep_close(fs, fi->fh);
 		text_free(text);
-		snapshots_release(fs->snaps, ino);
+		inodes_release(fs->ins, ino);
 	}
 }
 
@@ -1676,6 +1654,7 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 			 uint64_t fh)
 {
 	struct fs *fs = rd->fs;
+	struct record_task t;
 	struct request r;
 	uint64_t node;
 	struct node n;
@@ -1684,11 +1663,11 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 	req_begin(req, &r);
 	ret = keep_get(fs->keep, fh, NULL, NULL, NULL, &node);
 	if (ret == 0)
-		ret = fs_node(fs, node, &n);
+		ret = fs_node(fs, node, &n, &t);
 	if (ret == 0)
 		ret = req_node_view(req, &r, &n);
 	if (ret == 0)
-		ret = record_check(&r, &n);
+		ret = record_check(&r, &n, &t);
 	if (ret == 0)
 		ret = rewind_take(&r, ino, fh, &n, rd->size);
 	req_end(&r);
@@ -1731,7 +1710,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 	n = rewinds_close(fs->rw, fi->fh, w);
 	while (n)
 		rewind_drop(fs, &w[--n]);
-	snapshots_release(fs->snaps, ino);
+	inodes_release(fs->ins, ino);
 	fuse_reply_err(req, 0);
 }
 
@@ -1741,7 +1720,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
  */
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	snapshots_forget(fs->snaps, ino, nlookup);
+	inodes_forget(fs->ins, ino, nlookup);
 }
 
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -1802,20 +1781,21 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct budget_reader *who = NULL;
 	struct fs_listing *l = NULL;
+	struct record_task t;
 	struct request r;
 	struct stat st;
 	struct node n;
 	int ret;
 
 	req_begin(req, &r);
-	ret = fs_node(req_fs(req), ino, &n);
+	ret = fs_node(req_fs(req), ino, &n, &t);
 	if (ret == 0 && !S_ISDIR(tree_mode(&n)))
 		ret = -ENOTDIR;
 	if (ret == 0)
 		ret = req_node_view(req, &r, &n);
 	r.entering = true;
 	if (ret == 0)
-		ret = record_check(&r, &n);
+		ret = record_check(&r, &n, &t);
 	if (ret == 0)
 		ret = tree_check(&r, &n, &st);
 	if (ret == 0)
@@ -2044,44 +2024,15 @@ const struct fuse_lowlevel_ops *fs_operations(void)
 	return &fs_ops;
 }
 
-/* The extra inodes of files, and records forgotten (snapshot.h). */
-static uint64_t extra_make(void *ctx, const struct node *n)
-{
-	struct fs *fs = ctx;
-
-	return records_extra(fs->recs, n);
-}
-
-static void extra_hold(void *ctx, uint64_t id)
-{
-	struct fs *fs = ctx;
-
-	records_hold_id(fs->recs, id);
-}
-
-static bool record_forget(void *ctx, uint64_t id, uint64_t nlookup)
-{
-	struct fs *fs = ctx;
-
-	return records_forget(fs->recs, id, nlookup);
-}
-
 int fs_new(struct engine *engine, struct views *views,
 	   const struct access_policy *access, struct fs_dropper *dropper,
 	   struct fs **out)
 {
 	struct fs *fs = calloc(1, sizeof(*fs));
-	struct snapshot_extras extras = { extra_make, extra_hold, record_forget,
-					  fs };
 
 	if (!fs)
 		return -ENOMEM;
-	if (snapshots_new(text_free, &extras, &fs->snaps) < 0) {
-		free(fs);
-		return -ENOMEM;
-	}
 	if (rewinds_new(&fs->rw) < 0) {
-		snapshots_free(fs->snaps);
 		free(fs);
 		return -ENOMEM;
 	}
@@ -2123,12 +2074,12 @@ void fs_set_session(struct fs *fs, struct fuse_session *se)
 static void task_exited(void *ctx, pid_t tgid, pid_t tid)
 {
 	struct fs *fs = ctx;
-	struct records *recs = __atomic_load_n(&fs->recs, __ATOMIC_ACQUIRE);
+	struct inodes *ins = __atomic_load_n(&fs->ins, __ATOMIC_ACQUIRE);
 	struct record_name names[16];
 
-	if (recs) /* none before fs_set_keep() */
+	if (ins) /* none before fs_set_keep() */
 		drop_names(fs, names,
-			   records_of_task(recs, tgid, tid, names, 16));
+			   inodes_of_task(ins, tgid, tid, names, 16));
 }
 
 void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l)
@@ -2157,8 +2108,7 @@ void fs_free(struct fs *fs)
 			text_free(held_text(h));
 	}
 	pthread_mutex_destroy(&fs->held_lock);
-	snapshots_free(fs->snaps);
-	records_free(fs->recs);
+	inodes_free(fs->ins);
 	/* Their contents stay in the keep, for a successor. */
 	rewinds_free(fs->rw, rewind_forget, NULL);
 	keep_unmap(fs->keep);

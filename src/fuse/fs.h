@@ -106,7 +106,7 @@ int fs_keep_create(size_t data_bytes);
 /*
  * fs_set_keep - serve every open's content from the keep in @fd, which
  * the caller holds, and keep the inode records in its record area
- * (records.h): before the session serves. What a dead server had open
+ * (inodes.h): before the session serves. What a dead server had open
  * there stays open, served as it was (a rewound open's snapshots too),
  * and its inodes are never handed out to another lookup; every record
  * it made, extra inodes' included, is found again. 0 or -errno.
@@ -127,12 +127,12 @@ void fs_free(struct fs *fs);
 /*
  * fs_operations - the operations of a timingfs mount. Every handler is
  * safe to call from several threads at once. An open serves the content
- * its lookup made, and one that came without a lookup (snapshot.h)
+ * its lookup made, and one that came without a lookup (inodes.h)
  * content made afresh, both with direct_io: read(2) comes to the daemon
  * (a read at offset 0 after the first takes a new snapshot, rewinds.h),
  * page-cache readers (sendfile, splice, mmap) read the open's content
  * through the inode's page cache, up to the size the lookup told.
- * Below proc/ a node ID names a record (records.h): requests on a name
+ * Below proc/ a node ID names a record (inodes.h): requests on a name
  * whose task is gone, or whose number another task took, are ENOENT.
  */
 const struct fuse_lowlevel_ops *fs_operations(void);

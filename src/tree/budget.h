@@ -5,7 +5,7 @@
  * A reader is one uid in one view (its PID namespace, view.h): the
  * snapshots of files it has open or has just looked up, the listings of
  * directories it has open, and the records of the inodes it made
- * (snapshot.h) are charged to it until they are freed. A charge that
+ * (inodes.h) are charged to it until they are freed. A charge that
  * would take a reader past its budget (reader_snapshots), or all
  * readers together past theirs (total_snapshots), is refused: the
  * caller answers ENOMEM, as procfs does when it cannot allocate. The

@@ -19,7 +19,7 @@
  * Below proc/ a number names a task by its number only, and a name must
  * be one task instance (interface.md, "Names and identities"): there
  * the FUSE layer names every node in a record of its own table
- * (records.h), one for proc/ of each view and one for each task
+ * (inodes.h), one for proc/ of each view and one for each task
  * instance in each view, and the node ID is the record's,
  *
  *	bits  0..7   kind
@@ -68,7 +68,7 @@ struct node {
 };
 
 #define NODE_REC_BIT (1ULL << 62)
-/* Set besides NODE_REC_BIT: an extra inode of a file (snapshot.h), a
+/* Set besides NODE_REC_BIT: an extra inode of a file (inodes.h), a
  * record of its own. */
 #define NODE_EXTRA_BIT (1ULL << 63)
 #define NODE_REC_BITS 24

@@ -243,7 +243,7 @@ void tree_stat_owned(const struct request *r, const struct node *n,
 			st->st_gid = access->gid;
 		}
 	}
-	st->st_size = 0; /* a file's: its snapshot's length (snapshot.h) */
+	st->st_size = 0; /* a file's: its snapshot's length (inodes.h) */
 	st->st_blksize = 4096;
 	st->st_atim = st->st_mtim = st->st_ctim = r->env->mount_time;
 }

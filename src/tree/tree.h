@@ -82,7 +82,7 @@ void tree_stat(struct request *r, const struct node *n, struct stat *st);
 
 /*
  * tree_stat_owned - the attributes of @n owned by @o, as tree_check()
- * found them: for attributes kept by their owner alone (snapshot.h).
+ * found them: for attributes kept by their owner alone (inodes.h).
  */
 void tree_stat_owned(const struct request *r, const struct node *n,
 		     const struct owner *o, struct stat *st);

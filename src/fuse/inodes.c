@@ -1,0 +1,1087 @@
+/*
+ * inodes: the table of the inodes the kernel holds (inodes.h).
+ *
+ * Two arrays under one lock. The records: an array of RECORD_BYTES
+ * records in the shared area, record 0 its header (its magic, and the
+ * highest record ever used, so that a successor reads no further: the
+ * pages above were never touched); indexed in the process by a hash of
+ * each live record's instance (its directory's number and its start),
+ * for lookups, and of its task in the daemon's numbers, for exits; a
+ * stack of free records, the lowest on top, and the never used ones
+ * above the high-water mark. The entries of the inodes in use: an
+ * array of slots with a chain of free ones, and a map of open
+ * addressing from a node ID to its slot. A file's own entry (its ID its
+ * inode number) holds which inode its last lookup gave (its own, or an
+ * extra one), the content waiting for its open, its opens; a
+ * directory's entry records when a lookup of one of its files last
+ * checked the path, and the owner found. An entry not in use goes at
+ * the release that ends its use, at its record's end, or else when the
+ * sweep, four slots round the array at each lookup, comes by.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clock.h"
+#include "hash.h"
+#include "inodes.h"
+#include "tree.h"
+
+/* ---- the records -------------------------------------------------------- */
+
+#define RECORDS_MAGIC 0x7366742d72656373ULL /* "secr-tfs" */
+
+enum { RECORD_FREE = 0, RECORD_LIVE = 1 };
+
+/* In the shared area; every field written under the table's lock. */
+struct record {
+	uint64_t state; /* RECORD_FREE or RECORD_LIVE (stored last) */
+	uint64_t node; /* node_ino() of its directory */
+	uint64_t parent;
+	uint64_t start;
+	uint64_t nlookup;
+	int32_t pid, tid;
+	uint32_t dir; /* an extra inode's: its file's directory's record */
+	uint32_t spare32;
+	uint64_t spare;
+};
+
+_Static_assert(sizeof(struct record) == RECORD_BYTES, "a record's size");
+
+/* Record 0: the area's header. */
+struct records_header {
+	uint64_t magic;
+	uint64_t high; /* the highest record ever live */
+	uint64_t spare[6];
+};
+
+_Static_assert(sizeof(struct records_header) == RECORD_BYTES, "a header");
+
+struct rindex {
+	struct hash_node by_key, by_task;
+};
+
+/* ---- the entries of the inodes in use ----------------------------------- */
+
+#define NO_SLOT UINT32_MAX
+
+struct entry {
+	uint64_t id; /* 0: a free slot */
+	struct node node;
+	struct owner owner; /* as the path's last check found it */
+	uint64_t size; /* what the kernel was last told */
+	bool told; /* whether it was told anything yet */
+	bool grew; /* the last lookup told more than the one before it */
+	unsigned int opens;
+	struct rbuf *text; /* the last lookup's content, until opened */
+	pid_t pid; /* which thread looked it up */
+	long long pending_ms; /* and when */
+	uint64_t nlookup; /* an extra inode's */
+	long long checked_ms; /* a directory's: its path last checked */
+	long long forget_ms; /* an extra's: when its forgetting was asked */
+	uint64_t last; /* a node's own: the inode of its last lookup */
+	struct budget_charge charge; /* its cost, to the reader that made it */
+	uint32_t next_free;
+};
+
+/*
+ * What an entry costs: its slot and two places in the map, twice over,
+ * as the arrays grow by doubling.
+ */
+#define ENTRY_BYTES (2 * (sizeof(struct entry) + 2 * sizeof(uint32_t)))
+
+struct inodes {
+	pthread_mutex_t lock;
+	/* The records. */
+	struct views *vs;
+	struct records_header *head;
+	struct record *rec; /* rec[0] is the header */
+	uint32_t cap; /* records 1 .. cap - 1 */
+	void *anon; /* the area, when it is this process's alone */
+	size_t anon_bytes;
+	struct rindex *ix;
+	struct hash_table by_key, by_task;
+	uint32_t *free; /* a stack, the lowest on top */
+	uint32_t nfree;
+	size_t nrecords;
+	uint32_t cursor; /* where the next sweep of exits starts */
+	/* The entries. */
+	struct entry *slot;
+	uint32_t nslots, free_head, sweep;
+	uint32_t *map; /* mapcap slot indices, NO_SLOT where empty */
+	uint32_t mapcap;
+	size_t nentries;
+	void (*free_text)(struct rbuf *text);
+	long long extras_until_ms; /* every lookup gets an extra till then */
+};
+
+static uint64_t key_hash(uint64_t node, uint64_t start)
+{
+	return hash_mix(node, start);
+}
+
+static uint64_t task_hash(pid_t pid, pid_t tid)
+{
+	return hash_mix((uint64_t)(uint32_t)pid, (uint64_t)(uint32_t)tid);
+}
+
+static unsigned int record_view(const struct record *r)
+{
+	struct node n;
+
+	node_of(r->node, &n);
+	return n.view;
+}
+
+/* Index live record @i and hold its slot. Locked. */
+static void index_record(struct inodes *in, uint32_t i)
+{
+	struct record *r = &in->rec[i];
+
+	hash_add(&in->by_key, &in->ix[i].by_key, key_hash(r->node, r->start));
+	hash_add(&in->by_task, &in->ix[i].by_task, task_hash(r->pid, r->tid));
+	views_hold(in->vs, record_view(r), 1);
+	in->nrecords++;
+}
+
+/* Take the records a dead server left: live ones indexed, the rest
+ * free (a record left live with no lookup is one whose forget ended
+ * as its server died). */
+static void rebuild(struct inodes *in)
+{
+	uint32_t high = 0, i;
+	struct record *r;
+
+	if (in->head->magic == RECORDS_MAGIC && in->head->high < in->cap)
+		high = (uint32_t)in->head->high;
+	in->head->magic = RECORDS_MAGIC;
+	in->head->high = high;
+	for (i = high; i >= 1; i--) {
+		r = &in->rec[i];
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) ==
+			    RECORD_LIVE &&
+		    r->nlookup) {
+			index_record(in, i);
+			continue;
+		}
+		r->state = RECORD_FREE;
+		in->free[in->nfree++] = i; /* pushed highest first */
+	}
+}
+
+static void text_free(struct inodes *in, struct rbuf *text)
+{
+	if (text)
+		in->free_text(text);
+}
+
+size_t inodes_entry_bytes(void)
+{
+	return ENTRY_BYTES;
+}
+
+int inodes_new(struct views *vs, void *area, size_t bytes,
+	       void (*free_text)(struct rbuf *text), struct inodes **out)
+{
+	struct inodes *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return -ENOMEM;
+	if (!area || bytes < 2 * RECORD_BYTES) {
+		bytes = RECORDS_AREA_BYTES;
+		area = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (area == MAP_FAILED) {
+			free(in);
+			return -ENOMEM;
+		}
+		in->anon = area;
+		in->anon_bytes = bytes;
+	}
+	in->cap = bytes / RECORD_BYTES > RECORDS_MAX ?
+			  RECORDS_MAX :
+			  (uint32_t)(bytes / RECORD_BYTES);
+	in->head = area;
+	in->rec = area;
+	in->vs = vs;
+	in->free_text = free_text;
+	in->free_head = NO_SLOT;
+	/* Touched only as far as records are used. */
+	in->ix = calloc(in->cap, sizeof(*in->ix));
+	in->free = malloc(in->cap * sizeof(*in->free));
+	if (!in->ix || !in->free) {
+		inodes_free(in);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&in->lock, NULL);
+	hash_init(&in->by_key);
+	hash_init(&in->by_task);
+	rebuild(in);
+	*out = in;
+	return 0;
+}
+
+void inodes_free(struct inodes *in)
+{
+	uint32_t i;
+
+	if (!in)
+		return;
+	for (i = 0; i < in->nslots; i++) {
+		text_free(in, in->slot[i].text);
+		budget_uncharge(&in->slot[i].charge);
+	}
+	free(in->slot);
+	free(in->map);
+	if (in->ix) {
+		hash_destroy(&in->by_key);
+		hash_destroy(&in->by_task);
+		pthread_mutex_destroy(&in->lock);
+	}
+	if (in->anon)
+		munmap(in->anon, in->anon_bytes);
+	free(in->ix);
+	free(in->free);
+	free(in);
+}
+
+/* A record never live, or freed: its index, or 0 when none is. Locked. */
+static uint32_t take_record(struct inodes *in)
+{
+	uint32_t high = (uint32_t)in->head->high;
+
+	if (in->nfree)
+		return in->free[--in->nfree];
+	if (high + 1 < in->cap) {
+		in->head->high = high + 1;
+		return high + 1;
+	}
+	return 0;
+}
+
+int inodes_name(struct inodes *in, struct node *n, const struct record_task *t)
+{
+	uint64_t node;
+	struct hash_node *h;
+	struct record *r;
+	uint32_t i;
+	int ret = 0;
+
+	n->rec = 0;
+	node = node_ino(n);
+	pthread_mutex_lock(&in->lock);
+	for (h = hash_first(&in->by_key, key_hash(node, t->start)); h;
+	     h = hash_next(h)) {
+		i = (uint32_t)(container_of(h, struct rindex, by_key) - in->ix);
+		r = &in->rec[i];
+		if (r->node == node && r->start == t->start &&
+		    r->pid == t->pid && r->tid == t->tid) {
+			r->nlookup++;
+			n->rec = i;
+			goto out;
+		}
+	}
+	i = take_record(in);
+	if (!i) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	r = &in->rec[i];
+	r->node = node;
+	r->parent = t->parent;
+	r->start = t->start;
+	r->pid = t->pid;
+	r->tid = t->tid;
+	r->nlookup = 1;
+	__atomic_store_n(&r->state, RECORD_LIVE, __ATOMIC_RELEASE);
+	index_record(in, i);
+	n->rec = i;
+out:
+	pthread_mutex_unlock(&in->lock);
+	return ret;
+}
+
+/* Record @i if it is live, or NULL. Locked. */
+static struct record *live_record(struct inodes *in, uint32_t i)
+{
+	if (i < 1 || i >= in->cap || i > in->head->high ||
+	    in->rec[i].state != RECORD_LIVE)
+		return NULL;
+	return &in->rec[i];
+}
+
+/* One more lookup of node ID @id's record: 0, or -ENOENT. Locked. */
+static int hold_locked(struct inodes *in, uint64_t id)
+{
+	struct record *r = live_record(in, node_id_rec(id));
+
+	if (!r)
+		return -ENOENT;
+	r->nlookup++;
+	return 0;
+}
+
+int inodes_hold(struct inodes *in, const struct node *n)
+{
+	int ret;
+
+	pthread_mutex_lock(&in->lock);
+	ret = hold_locked(in, node_id(n));
+	pthread_mutex_unlock(&in->lock);
+	return ret;
+}
+
+/* The directory kind whose record a node of @kind shares, or K_NONE. */
+static unsigned int record_kind(unsigned int kind)
+{
+	struct node n = { .kind = kind }, p;
+
+	if (kind == K_PROC || kind == K_TGID || kind == K_TID)
+		return kind;
+	if (tree_node(node_ino(&n), &p) < 0)
+		return K_NONE; /* no such kind */
+	tree_parent(&n, &p);
+	return p.kind == K_PROC || p.kind == K_TGID || p.kind == K_TID ?
+		       p.kind :
+		       K_NONE;
+}
+
+/* The entry of @id, or NULL. Locked. */
+static struct entry *find(const struct inodes *in, uint64_t id);
+
+/* Record node ID @id's node (inodes_node()). Locked. */
+static int record_node(struct inodes *in, uint64_t id, struct node *n)
+{
+	unsigned int kind = (unsigned int)(id & ((1U << NODE_KIND_BITS) - 1));
+	uint32_t i = node_id_rec(id);
+	bool extra = snapshot_ino(id);
+	struct record *r;
+
+	if (!i || (node_id(&(struct node){ .kind = kind, .rec = i }) |
+		   (extra ? NODE_EXTRA_BIT : 0)) != id)
+		return -ENOENT;
+	r = live_record(in, i);
+	if (!r)
+		return -ENOENT;
+	node_of(r->node, n);
+	if (extra ? n->kind != kind : record_kind(kind) != n->kind)
+		return -ENOENT;
+	n->kind = kind;
+	n->rec = extra ? r->dir : i;
+	return 0;
+}
+
+/* The task of record @i (0: none, zeros), in *@t. Locked. */
+static int record_task(struct inodes *in, uint32_t i, struct record_task *t)
+{
+	struct record *r = i ? live_record(in, i) : NULL;
+
+	memset(t, 0, sizeof(*t));
+	if (!i)
+		return 0;
+	if (!r)
+		return -ENOENT;
+	t->pid = r->pid;
+	t->tid = r->tid;
+	t->start = r->start;
+	t->parent = r->parent;
+	return 0;
+}
+
+int inodes_node(struct inodes *in, uint64_t id, struct node *n,
+		struct record_task *t)
+{
+	struct node rn;
+	struct entry *e;
+	int ret;
+
+	if (!node_id_rec(id)) {
+		if (t)
+			memset(t, 0, sizeof(*t));
+		if (tree_node(id, n) < 0 || tree_in_proc(n))
+			return -ENOENT; /* below proc/, every node is a record's */
+		return 0;
+	}
+	pthread_mutex_lock(&in->lock);
+	ret = record_node(in, id, &rn);
+	/* An extra inode is the node its lookup named, while it is in use;
+	 * one a dead server made is in the records alone. */
+	e = snapshot_ino(id) ? find(in, id) : NULL;
+	if (e && e->told) {
+		*n = e->node;
+		ret = 0;
+	} else if (ret == 0) {
+		*n = rn;
+	}
+	if (ret == 0 && t)
+		ret = record_task(in, n->rec, t);
+	pthread_mutex_unlock(&in->lock);
+	return ret;
+}
+
+/*
+ * A new extra inode of file @n (n->rec its directory's record, or 0
+ * outside proc/), a record counted by one lookup: its node ID, or 0
+ * when out of records. Locked.
+ */
+static uint64_t extra_make(struct inodes *in, const struct node *n)
+{
+	struct record *r, *dir;
+	struct node parent;
+	uint32_t i;
+
+	tree_parent(n, &parent); /* a file's directory shares its record */
+	i = take_record(in);
+	if (!i)
+		return 0;
+	r = &in->rec[i];
+	dir = n->rec ? live_record(in, n->rec) : NULL;
+	r->node = node_ino(n);
+	r->parent = node_id(&parent);
+	r->start = dir ? dir->start : 0;
+	r->pid = dir ? dir->pid : 0;
+	r->tid = dir ? dir->tid : 0;
+	r->dir = n->rec;
+	r->nlookup = 1;
+	__atomic_store_n(&r->state, RECORD_LIVE, __ATOMIC_RELEASE);
+	index_record(in, i);
+	return NODE_EXTRA_BIT | NODE_REC_BIT | (uint64_t)i << NODE_KIND_BITS |
+	       n->kind;
+}
+
+/*
+ * The kernel forgets @nlookup lookups of record node ID @id: true when
+ * that was its record's last, and the record went, its slot's hold
+ * given back and its index the next record's. Locked.
+ */
+static bool record_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
+{
+	uint32_t i = node_id_rec(id);
+	struct record *r = live_record(in, i);
+
+	if (!r)
+		return false;
+	if (r->nlookup > nlookup) {
+		r->nlookup -= nlookup;
+		return false;
+	}
+	__atomic_store_n(&r->state, RECORD_FREE, __ATOMIC_RELEASE);
+	r->nlookup = 0;
+	hash_del(&in->by_key, &in->ix[i].by_key);
+	hash_del(&in->by_task, &in->ix[i].by_task);
+	views_hold(in->vs, record_view(r), -1);
+	in->free[in->nfree++] = i;
+	in->nrecords--;
+	return true;
+}
+
+static void name_of(const struct inodes *in, uint32_t i,
+		    struct record_name *out)
+{
+	const struct record *r = &in->rec[i];
+
+	node_of(r->node, &out->node);
+	out->node.rec = i;
+	out->parent = r->parent;
+}
+
+size_t inodes_of_task(struct inodes *in, pid_t pid, pid_t tid,
+		      struct record_name *out, size_t max)
+{
+	struct hash_node *h;
+	struct record *r;
+	size_t n = 0;
+	uint32_t i;
+
+	pthread_mutex_lock(&in->lock);
+	for (h = hash_first(&in->by_task, task_hash(pid, tid)); h && n < max;
+	     h = hash_next(h)) {
+		i = (uint32_t)(container_of(h, struct rindex, by_task) -
+			       in->ix);
+		r = &in->rec[i];
+		if (r->pid == pid && r->tid == tid)
+			name_of(in, i, &out[n++]);
+	}
+	pthread_mutex_unlock(&in->lock);
+	return n;
+}
+
+size_t inodes_in_slots(struct inodes *in, const unsigned int *slot,
+		       unsigned int nslots, struct record_name *out, size_t max)
+{
+	uint32_t i, high;
+	unsigned int k, view;
+	size_t n = 0;
+
+	pthread_mutex_lock(&in->lock);
+	high = (uint32_t)in->head->high;
+	for (i = 1; i <= high && n < max; i++) {
+		if (in->rec[i].state != RECORD_LIVE)
+			continue;
+		view = record_view(&in->rec[i]);
+		for (k = 0; k < nslots; k++)
+			if (view == slot[k]) {
+				name_of(in, i, &out[n++]);
+				break;
+			}
+	}
+	pthread_mutex_unlock(&in->lock);
+	return n;
+}
+
+size_t inodes_gone(struct inodes *in,
+		   bool (*gone)(void *ctx, pid_t pid, pid_t tid), void *ctx,
+		   struct record_name *out, size_t max)
+{
+	struct swept {
+		uint32_t i;
+		uint64_t node, start;
+		pid_t pid, tid;
+	} *task = malloc(RECORDS_SWEEP_MAX * sizeof(*task));
+	uint32_t i, high, seen = 0;
+	size_t count = 0, n = 0, j;
+	struct record *r;
+
+	if (!task)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	high = (uint32_t)in->head->high;
+	i = in->cursor;
+	while (high && seen < high && count < RECORDS_SWEEP_MAX) {
+		i = i % high + 1;
+		seen++;
+		r = &in->rec[i];
+		if (r->state == RECORD_LIVE && r->pid > 0)
+			task[count++] = (struct swept){ i, r->node, r->start,
+							r->pid, r->tid };
+	}
+	in->cursor = i;
+	pthread_mutex_unlock(&in->lock);
+	for (j = 0; j < count && n < max; j++) {
+		if (!gone(ctx, task[j].pid, task[j].tid))
+			continue;
+		node_of(task[j].node, &out[n].node);
+		out[n].node.rec = task[j].i;
+		/* Its parent as it is now, if it is still that record. */
+		pthread_mutex_lock(&in->lock);
+		r = &in->rec[task[j].i];
+		if (r->state == RECORD_LIVE && r->node == task[j].node &&
+		    r->start == task[j].start) {
+			out[n].parent = r->parent;
+			n++;
+		}
+		pthread_mutex_unlock(&in->lock);
+	}
+	free(task);
+	return n;
+}
+
+size_t inodes_records(struct inodes *in)
+{
+	size_t n;
+
+	pthread_mutex_lock(&in->lock);
+	n = in->nrecords;
+	pthread_mutex_unlock(&in->lock);
+	return n;
+}
+
+/* ---- the map of IDs to entries ------------------------------------------ */
+
+static uint32_t home_of(const struct inodes *in, uint64_t id)
+{
+	return (uint32_t)(hash_golden(id) >> 32) & (in->mapcap - 1);
+}
+
+/* Where @id is in the map, or the empty place it would take. */
+static uint32_t map_place(const struct inodes *in, uint64_t id)
+{
+	uint32_t i = home_of(in, id);
+
+	while (in->map[i] != NO_SLOT && in->slot[in->map[i]].id != id)
+		i = (i + 1) & (in->mapcap - 1);
+	return i;
+}
+
+static struct entry *find(const struct inodes *in, uint64_t id)
+{
+	uint32_t i;
+
+	if (!in->mapcap || !id)
+		return NULL;
+	i = map_place(in, id);
+	return in->map[i] == NO_SLOT ? NULL : &in->slot[in->map[i]];
+}
+
+/* Remove @id, shifting back the entries its place held up. */
+static void map_remove(struct inodes *in, uint64_t id)
+{
+	uint32_t mask = in->mapcap - 1, i = map_place(in, id), j, home;
+
+	if (in->map[i] == NO_SLOT)
+		return;
+	for (j = (i + 1) & mask; in->map[j] != NO_SLOT; j = (j + 1) & mask) {
+		home = home_of(in, in->slot[in->map[j]].id);
+		/* j's entry may fill i unless its home lies in (i, j] */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			in->map[i] = in->map[j];
+			i = j;
+		}
+	}
+	in->map[i] = NO_SLOT;
+}
+
+/* Twice the slots and the map, the map made anew. Locked. */
+static int grow(struct inodes *in)
+{
+	uint32_t i, old = in->nslots, n = old ? old * 2 : 32;
+	struct entry *slot;
+	uint32_t *map;
+
+	if (old >= (1U << 28))
+		return -ENOMEM;
+	map = malloc((size_t)n * 2 * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	slot = realloc(in->slot, (size_t)n * sizeof(*slot));
+	if (!slot) {
+		free(map);
+		return -ENOMEM;
+	}
+	memset(slot + old, 0, (size_t)(n - old) * sizeof(*slot));
+	free(in->map);
+	in->slot = slot;
+	in->nslots = n;
+	in->map = map;
+	in->mapcap = n * 2;
+	for (i = 0; i < in->mapcap; i++)
+		map[i] = NO_SLOT;
+	for (i = 0; i < old; i++)
+		if (slot[i].id)
+			map[map_place(in, slot[i].id)] = i;
+	for (i = n; i-- > old;) {
+		slot[i].next_free = in->free_head;
+		in->free_head = i;
+	}
+	return 0;
+}
+
+/*
+ * A new entry for @id, node @n, charged to @who (NULL: to nobody); NULL
+ * when out of memory or past @who's budget. Locked.
+ */
+static struct entry *entry_new(struct inodes *in, uint64_t id,
+			       const struct node *n, struct budget_reader *who)
+{
+	struct budget_charge charge;
+	struct entry *e;
+	uint32_t index;
+
+	if (budget_charge(who, 0, ENTRY_BYTES, &charge) < 0)
+		return NULL;
+	if (in->free_head == NO_SLOT && grow(in) < 0) {
+		budget_uncharge(&charge);
+		return NULL;
+	}
+	index = in->free_head;
+	e = &in->slot[index];
+	in->free_head = e->next_free;
+	memset(e, 0, sizeof(*e));
+	e->id = id;
+	e->node = *n;
+	e->last = id;
+	e->charge = charge;
+	in->map[map_place(in, id)] = index;
+	in->nentries++;
+	return e;
+}
+
+static void entry_drop(struct inodes *in, struct entry *e)
+{
+	uint32_t index = (uint32_t)(e - in->slot);
+
+	map_remove(in, e->id);
+	text_free(in, e->text);
+	budget_uncharge(&e->charge);
+	memset(e, 0, sizeof(*e));
+	e->next_free = in->free_head;
+	in->free_head = index;
+	in->nentries--;
+}
+
+/* Whether @e's content waits for its open by another thread than @pid. */
+static bool pending_for_other(const struct entry *e, pid_t pid, long long now)
+{
+	return e->text && e->pid != pid &&
+	       now - e->pending_ms < SNAPSHOT_PENDING_MS;
+}
+
+/* Whether a node's own entry @e is in use; if not, it may go. */
+static bool own_in_use(const struct entry *e, long long now)
+{
+	return e->opens || pending_for_other(e, 0, now) ||
+	       now - e->checked_ms < SNAPSHOT_CHECKED_MS;
+}
+
+/* Whether extra inode @e is idle: nobody has it open or about to. */
+static bool extra_idle(const struct entry *e, long long now)
+{
+	return !e->opens && now - e->pending_ms >= SNAPSHOT_PENDING_MS &&
+	       now - e->forget_ms >= SNAPSHOT_REFORGET_MS;
+}
+
+static void sweep(struct inodes *in, long long now, struct snapshot_idle *idle)
+{
+	struct entry *e;
+	int i;
+
+	idle->count = 0;
+	for (i = 0; i < SNAPSHOT_SWEEP_MAX && in->nslots; i++) {
+		e = &in->slot[in->sweep++ % in->nslots];
+		if (!e->id)
+			continue;
+		if (!snapshot_ino(e->id)) {
+			if (!own_in_use(e, now))
+				entry_drop(in, e);
+		} else if (extra_idle(e, now)) {
+			e->forget_ms = now;
+			idle->node[idle->count++] = e->node;
+		}
+	}
+}
+
+/* ---- lookups and opens -------------------------------------------------- */
+
+bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o)
+{
+	long long now = clock_coarse_ms();
+	struct entry *e;
+	bool fresh;
+
+	pthread_mutex_lock(&in->lock);
+	e = find(in, node_id(dir));
+	fresh = e && now - e->checked_ms < SNAPSHOT_CHECKED_MS;
+	if (fresh)
+		*o = e->owner;
+	pthread_mutex_unlock(&in->lock);
+	return fresh;
+}
+
+/* Whether inode @e may take a lookup by @pid: nobody has it open, and
+ * no other thread's lookup waits for its open. */
+static bool reusable(const struct entry *e, pid_t pid, long long now)
+{
+	return !e->opens && !pending_for_other(e, pid, now);
+}
+
+static void set_attr(struct entry *e, const struct owner *o, uint64_t size)
+{
+	e->owner = *o;
+	e->size = size;
+	e->told = true;
+}
+
+static void take_text(struct inodes *in, struct entry *e, const struct owner *o,
+		      pid_t pid, struct rbuf *text, long long now)
+{
+	text_free(in, e->text);
+	e->grew = e->told && text && text->len > e->size;
+	set_attr(e, o, text ? text->len : 0);
+	e->text = text;
+	e->pid = pid;
+	e->pending_ms = now;
+}
+
+/* Directory @dir's path was checked now: its files' owner is @o. */
+static int mark_checked(struct inodes *in, const struct node *dir,
+			const struct owner *o, struct budget_reader *who,
+			long long now)
+{
+	struct entry *e = find(in, node_id(dir));
+
+	if (!e)
+		e = entry_new(in, node_id(dir), dir, who);
+	if (!e)
+		return -ENOMEM;
+	e->checked_ms = now;
+	e->owner = *o;
+	return 0;
+}
+
+/*
+ * The entry of node @n's last inode, if it is still one of @n's: an
+ * extra inode the kernel forgot has gone, and its ID may be another
+ * node's since.
+ */
+static struct entry *find_last(const struct inodes *in, const struct entry *own,
+			       const struct node *n)
+{
+	struct entry *e = own ? find(in, own->last) : NULL;
+
+	return e && !memcmp(&e->node, n, sizeof(*n)) ? e : NULL;
+}
+
+/* Whether @e holds content that thread @pid's lookup made a moment
+ * ago, not opened. */
+static bool retakable(const struct entry *e, pid_t pid, long long now)
+{
+	return e && e->text && e->pid == pid && !e->opens &&
+	       now - e->pending_ms < SNAPSHOT_TAKE_MS;
+}
+
+struct rbuf *inodes_retake(struct inodes *in, const struct node *n, pid_t pid)
+{
+	long long now = clock_coarse_ms();
+	struct rbuf *text = NULL;
+	struct entry *own, *e;
+
+	pthread_mutex_lock(&in->lock);
+	own = find(in, node_id(n));
+	e = find_last(in, own, n);
+	if (!retakable(e, pid, now)) /* a table's, forgotten already */
+		e = own && tree_grows(n) ? own : NULL;
+	if (retakable(e, pid, now)) {
+		text = e->text;
+		e->text = NULL;
+	}
+	pthread_mutex_unlock(&in->lock);
+	return text;
+}
+
+int inodes_lookup(struct inodes *in, const struct node *n,
+		  const struct owner *o, pid_t pid, struct rbuf *text,
+		  const struct node *checked, struct budget_reader *who,
+		  uint64_t *ino, struct snapshot_idle *idle)
+{
+	long long now = clock_coarse_ms();
+	struct entry *own, *e;
+	uint64_t id;
+	int ret = -ENOMEM;
+
+	pthread_mutex_lock(&in->lock);
+	sweep(in, now, idle);
+	/* Below proc/, the record that the node's own ID names. */
+	if (n->rec && !live_record(in, n->rec)) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (checked && mark_checked(in, checked, o, who, now) < 0)
+		goto out;
+	own = find(in, node_id(n));
+	if (!own)
+		own = entry_new(in, node_id(n), n, who);
+	if (!own)
+		goto out;
+	/* A table's inode is never given twice (inodes.h). */
+	e = NULL;
+	if (!tree_grows(n) && now >= in->extras_until_ms) {
+		e = find_last(in, own, n);
+		if (!e || !reusable(e, pid, now))
+			e = reusable(own, pid, now) ? own : NULL;
+	}
+	if (!e) {
+		id = extra_make(in, n);
+		e = id ? entry_new(in, id, n, who) : NULL;
+		if (!e) {
+			if (id)
+				record_forget(in, id, 1);
+			goto out;
+		}
+		own = find(in, node_id(n)); /* the slots may have moved */
+	} else if (node_id_rec(e->id)) {
+		/* The extra inode's record, or the node's directory's. */
+		hold_locked(in, e->id);
+	}
+	take_text(in, e, o, pid, text, now);
+	if (snapshot_ino(e->id))
+		e->nlookup++;
+	own->last = e->id;
+	*ino = e->id;
+	ret = 0;
+out:
+	pthread_mutex_unlock(&in->lock);
+	return ret;
+}
+
+int inodes_attr(struct inodes *in, uint64_t ino, struct node *n,
+		struct owner *o, uint64_t *size)
+{
+	struct entry *e;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&in->lock);
+	e = find(in, ino);
+	if (e && e->told) {
+		*n = e->node;
+		*o = e->owner;
+		*size = e->size;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&in->lock);
+	return ret;
+}
+
+int inodes_open(struct inodes *in, uint64_t ino, const struct node *n,
+		pid_t pid, struct rbuf **text)
+{
+	struct rbuf *unused = NULL;
+	struct entry *e;
+	int ret = 1;
+
+	*text = NULL;
+	pthread_mutex_lock(&in->lock);
+	e = find(in, ino);
+	if (!e)
+		e = entry_new(in, ino, n, NULL); /* size 0: it grows */
+	if (!e) {
+		ret = -ENOMEM;
+	} else if (e->text && e->pid == pid && !e->opens &&
+		   clock_coarse_ms() - e->pending_ms < SNAPSHOT_TAKE_MS) {
+		*text = e->text;
+		e->text = NULL;
+		ret = e->grew ? 2 : 0;
+	} else {
+		unused = e->text; /* not this reader's: it renders anew */
+		e->text = NULL;
+	}
+	if (e)
+		e->opens++;
+	pthread_mutex_unlock(&in->lock);
+	text_free(in, unused);
+	return ret;
+}
+
+void inodes_release(struct inodes *in, uint64_t ino)
+{
+	struct entry *e;
+
+	pthread_mutex_lock(&in->lock);
+	e = find(in, ino);
+	if (!e || !e->opens || --e->opens)
+		goto out;
+	/* Unused now: an extra inode the kernel forgot, a node's own. */
+	if (snapshot_ino(ino) ? !e->nlookup : !own_in_use(e, clock_coarse_ms()))
+		entry_drop(in, e);
+out:
+	pthread_mutex_unlock(&in->lock);
+}
+
+bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
+		   uint64_t size)
+{
+	struct entry *e;
+	bool grew = false;
+
+	pthread_mutex_lock(&in->lock);
+	e = find(in, ino);
+	if (e) {
+		grew = !e->told || size > e->size;
+		set_attr(e, o, size);
+	}
+	pthread_mutex_unlock(&in->lock);
+	return grew;
+}
+
+int inodes_adopt(struct inodes *in, uint64_t ino, const struct node *n,
+		 uint64_t size)
+{
+	struct owner nobody = { 0 };
+	struct entry *e;
+	int ret = 0;
+
+	pthread_mutex_lock(&in->lock);
+	e = find(in, ino);
+	if (!e)
+		e = entry_new(in, ino, n, NULL);
+	if (e) {
+		if (!e->opens)
+			set_attr(e, &nobody, size);
+		e->opens++;
+		if (snapshot_ino(ino) && !e->nlookup)
+			e->nlookup = 1; /* FORGET says how many */
+	} else {
+		ret = -ENOMEM;
+	}
+	pthread_mutex_unlock(&in->lock);
+	return ret;
+}
+
+/*
+ * Extra inode @e of a table goes: content its lookup made a moment ago
+ * waits in its node's own entry (which a table never hands out) for
+ * the same thread's lookup again (inodes_retake()): the kernel forgets
+ * the inode its revalidation refused before it looks the name up
+ * afresh. Locked.
+ */
+static void keep_retakable(struct inodes *in, struct entry *e)
+{
+	struct entry *own;
+
+	if (!retakable(e, e->pid, clock_coarse_ms()) || !tree_grows(&e->node))
+		return;
+	/* Only the entry that gave @e out (its record may have gone, its
+	 * index the next record's, while the kernel forgot @e). */
+	own = find(in, node_id(&e->node));
+	if (!own || own->last != e->id || own->text)
+		return;
+	own->text = e->text;
+	own->pid = e->pid;
+	own->pending_ms = e->pending_ms;
+	e->text = NULL;
+}
+
+/*
+ * Record @rec of a node's own went: the entries of its nodes go, but one
+ * open (which holds the kernel's inode, so the record: never). Locked.
+ */
+static void record_gone(struct inodes *in, uint32_t rec)
+{
+	struct node n = { .rec = rec };
+	struct entry *e;
+
+	for (n.kind = K_NONE + 1; n.kind < tree_kinds(); n.kind++) {
+		e = find(in, node_id(&n));
+		if (e && !e->opens)
+			entry_drop(in, e);
+	}
+}
+
+void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
+{
+	struct entry *e = NULL;
+
+	if (!node_id_rec(id))
+		return;
+	pthread_mutex_lock(&in->lock);
+	if (snapshot_ino(id))
+		e = find(in, id);
+	if (e) {
+		e->nlookup -= nlookup < e->nlookup ? nlookup : e->nlookup;
+		if (!e->nlookup && !e->opens) {
+			keep_retakable(in, e);
+			entry_drop(in, e);
+		}
+	}
+	if (record_forget(in, id, nlookup) && !snapshot_ino(id))
+		record_gone(in, node_id_rec(id));
+	pthread_mutex_unlock(&in->lock);
+}
+
+void inodes_taken_over(struct inodes *in)
+{
+	pthread_mutex_lock(&in->lock);
+	in->extras_until_ms = clock_coarse_ms() + SNAPSHOT_PENDING_MS;
+	pthread_mutex_unlock(&in->lock);
+}
+
+size_t inodes_in_use(struct inodes *in)
+{
+	size_t n;
+
+	pthread_mutex_lock(&in->lock);
+	n = in->nentries;
+	pthread_mutex_unlock(&in->lock);
+	return n;
+}
