@@ -310,7 +310,13 @@ test_expect_success 'the daemon exits 0 at the unmount' '
 
 # The first 20,000 threads warm the daemon up; the second are measured.
 # Each burst is taken in once the record of its process, which exits
-# after all its threads, is kept.
+# after all its threads, is kept. The memory may grow by less than 256
+# KiB; under ASan, whose allocator holds freed blocks back in a
+# quarantine before reusing them, by less than 1 MiB (a sanitized run
+# in CI grew by 372 KiB once, where 7 others grew by 56 KiB at most).
+test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
+RSS_SLACK=256
+test_have_prereq ASAN && RSS_SLACK=1024
 test_expect_success TASKSTATS 'a burst of 20,000 tasks: 1,000 kept, the memory flat' '
 	test_when_finished unmount_timingfs &&
 	write_config "$TRASH/burst.conf" format.units=unix exited.max_tasks=1000 &&
@@ -329,7 +335,7 @@ test_expect_success TASKSTATS 'a burst of 20,000 tasks: 1,000 kept, the memory f
 	test "$before" -gt 0 && test "$after" -gt 0 &&
 	grep -x "exit_retained 1000" info &&
 	test "$(value info exit_dropped)" -ge 18000 &&
-	test $((after - before)) -lt 256 &&
+	test $((after - before)) -lt "$RSS_SLACK" &&
 	test "$(cat "$MNT/proc/$pid/threads/$last/exit_time")" -gt 0 &&
 	test "$($BIN/helper-io errno stat "$MNT/proc/$pid/threads/$first")" = ENOENT &&
 	unmount_timingfs
