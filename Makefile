@@ -38,7 +38,7 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 CFLAGS ?= -O2 -g
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-PKG_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 inih libmnl 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 inih libmnl libbpf 2>/dev/null)
 DEFS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"'
 LDLIBS = $(PKG_LIBS) -lpthread
 
@@ -49,15 +49,16 @@ LDLIBS = $(PKG_LIBS) -lpthread
 # include that runs back up fails the build (make check-layers).
 #   shared  the policies every layer names, decimal numbers, a hash
 #           table, clock readings, the control protocol, logging
-#   engine  the kernel's sources, tasks, views, exited tasks (libmnl)
+#   engine  the kernel's sources, tasks, views, exited tasks (libmnl),
+#           the BPF task iterator (libbpf; src/engine/bpf, below)
 #   tree    the names of the mount, snapshots, rendering, budgets
 #   fuse    the FUSE operations and the workers (libfuse3)
 #   daemon  command line, configuration (inih), lifetime, attach
 #   ctl     timingfsctl: shared only
 LAYERS = shared engine tree fuse daemon ctl
 INC_shared = -Isrc/shared
-INC_engine = -Isrc/engine $(INC_shared) \
-	     $(shell $(PKG_CONFIG) --cflags libmnl 2>/dev/null)
+INC_engine = -Isrc/engine -Isrc/engine/bpf $(INC_shared) \
+	     $(shell $(PKG_CONFIG) --cflags libmnl libbpf 2>/dev/null)
 INC_tree = -Isrc/tree $(INC_engine)
 INC_fuse = -Isrc/fuse $(INC_tree) \
 	   $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
@@ -117,6 +118,24 @@ src/$(1)/%.o: src/$(1)/%.c
 	$$(CC) $$(DEFS) $$(INC_$(1)) $$(CFLAGS) -MMD -MP -c -o $$@ $$<
 endef
 $(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
+
+# The BPF task iterator (src/engine/bpf/tasks.bpf.c), compiled by clang
+# for the BPF target and made into a libbpf skeleton by bpftool, which
+# taskpass.c includes. The object needs no vmlinux.h: its kernel types
+# are relocated at load (CO-RE), so it builds without the kernel's BTF.
+BPF_CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_SKEL = src/engine/bpf/tasks.skel.h
+
+src/engine/bpf/tasks.bpf.o: src/engine/bpf/tasks.bpf.c src/engine/bpf/task_rec.h
+	$(BPF_CLANG) -g -O2 -target bpf -Wall -Isrc/engine/bpf \
+		$(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -c -o $@ $<
+
+$(BPF_SKEL): src/engine/bpf/tasks.bpf.o
+	$(BPFTOOL) gen skeleton $< name tasks_bpf >$@.tmp && mv $@.tmp $@
+
+src/engine/taskpass.o t/fuzz/obj/engine/taskpass.o: $(BPF_SKEL)
 
 # An include that runs back up fails the build: a copy of src/ in which
 # an engine file includes the FUSE layer's header, and one in which it
@@ -345,7 +364,8 @@ format:
 		t/fuzz/*.h
 
 clean:
-	rm -f timingfs timingfsctl timingfs.8 $(LIB) src/*/*.o src/*/*.d
+	rm -f timingfs timingfsctl timingfs.8 $(LIB) src/*/*.o src/*/*.d \
+		src/engine/bpf/*.o $(BPF_SKEL)
 	rm -rf t/bin t/trash.* t/fuzz/obj t/fuzz/bin
 
 -include $(wildcard src/*/*.d t/bin/*.d t/fuzz/obj/*/*.d t/fuzz/bin/*.d)

@@ -117,6 +117,7 @@ test_expect_success 'info says what the engine found' '
 	tsc_source config
 	clk_tck 100
 	idle_source proc_stat
+	task_source procfs
 	group_max_size 64
 	group_count 1
 	pidns caller

@@ -294,6 +294,41 @@ static void test_hash(void)
 	hash_destroy(&t);
 }
 
+/*
+ * A task's start to the ns: the first recorded stays; a later task that
+ * takes the number starts with none, and an earlier one is refused; the
+ * shares and the start live in one entry, and each keeps the other.
+ */
+static void test_born(void)
+{
+	struct task_history h;
+	uint64_t ns = 0, k = 5, u = 5;
+
+	task_history_init(&h);
+	check(!task_history_born(&h, 10, 11, 100, &ns),
+	      "born: none recorded, none known");
+	task_history_set_born(&h, 10, 11, 100, 1000000123);
+	task_history_set_born(&h, 10, 11, 100, 1000000999);
+	check(task_history_born(&h, 10, 11, 100, &ns) && ns == 1000000123,
+	      "born: the first recorded stays");
+	check(!task_history_born(&h, 10, 11, 99, &ns),
+	      "born: not another start's");
+	clamp(&h, 10, 11, 100, &k, &u);
+	check(task_history_born(&h, 10, 11, 100, &ns) && ns == 1000000123,
+	      "born: kept through a clamp of its shares");
+	task_history_set_born(&h, 10, 11, 90, 900000000);
+	check(task_history_born(&h, 10, 11, 100, &ns) && ns == 1000000123,
+	      "born: an earlier task of the number is refused");
+	task_history_set_born(&h, 10, 11, 200, TASK_BORN_NONE);
+	check(task_history_born(&h, 10, 11, 200, &ns) && ns == TASK_BORN_NONE &&
+		      !task_history_born(&h, 10, 11, 100, &ns),
+	      "born: a later task takes the number, none of the first's");
+	clamp(&h, 10, 12, 300, &k, &u);
+	check(!task_history_born(&h, 10, 12, 300, &ns),
+	      "born: a clamp records shares, no start");
+	task_history_destroy(&h);
+}
+
 int main(void)
 {
 	test_hash();
@@ -303,5 +338,6 @@ int main(void)
 	test_bounded();
 	test_numbers_reused();
 	test_threads();
+	test_born();
 	return tap_done();
 }

@@ -19,6 +19,7 @@ static const struct task_times thread = {
 	.user_ns = 1000000082ULL,
 	.cycles = 4500000369ULL,
 	.creation_ns = 1700000050000000000ULL,
+	.created_ns = 1700000050000000000ULL,
 	.exit_ns = 0,
 };
 
@@ -113,6 +114,21 @@ static void test_task_files(void)
 	render_creation_time(&b, UNITS_UNIX, &thread);
 	check_str(text(&b), "1700000050000000000\n", "creation_time unix ns");
 	rbuf_free(&b);
+	{
+		struct task_times fine = thread;
+
+		/* The start to the ns, where the tick-grained one says
+		 * which task it is: the former is shown. */
+		fine.created_ns = 1700000050004321987ULL;
+		render_creation_time(&b, UNITS_UNIX, &fine);
+		check_str(text(&b), "1700000050004321987\n",
+			  "creation_time: the start to the ns, unix");
+		rbuf_free(&b);
+		render_creation_time(&b, UNITS_WINDOWS, &fine);
+		check_str(text(&b), "133444736500043219\n",
+			  "creation_time: the start to the ns, FILETIME");
+		rbuf_free(&b);
+	}
 
 	render_exit_time(&b, UNITS_WINDOWS, &thread);
 	check_str(text(&b), "0\n", "exit_time of a live task is 0 (windows)");
@@ -241,6 +257,7 @@ static void test_info(void)
 		.tsc_source = "config",
 		.clk_tck = 100,
 		.idle_source = "proc_stat",
+		.task_source = "procfs",
 		.group_max_size = 64,
 		.group_count = 4,
 		.units = UNITS_WINDOWS,
@@ -258,6 +275,7 @@ static void test_info(void)
 		  "tsc_source config\n"
 		  "clk_tck 100\n"
 		  "idle_source proc_stat\n"
+		  "task_source procfs\n"
 		  "group_max_size 64\n"
 		  "group_count 4\n",
 		  "info: every line, in order");
@@ -267,6 +285,7 @@ static void test_info(void)
 	info.tsc_hz = 2096009998;
 	info.tsc_source = "calibrated";
 	info.idle_source = "cpuidle";
+	info.task_source = "bpf";
 	info.group_max_size = 16;
 	info.group_count = 6;
 	render_info(&b, "0.1.0", &info);
@@ -277,6 +296,7 @@ static void test_info(void)
 		  "tsc_source calibrated\n"
 		  "clk_tck 100\n"
 		  "idle_source cpuidle\n"
+		  "task_source bpf\n"
 		  "group_max_size 16\n"
 		  "group_count 6\n",
 		  "info: unix units, calibrated, cpuidle");

@@ -33,6 +33,7 @@ enum config_key {
 	KEY_TSC_HZ,
 	KEY_PROC,
 	KEY_SYS,
+	KEY_TASKS,
 	KEY_HIDEPID,
 	KEY_GID,
 	KEY_KEEP,
@@ -125,6 +126,16 @@ static int parse_units(struct config *cfg, const char *value, char *why,
 {
 	if (units_parse(value, &cfg->units) < 0) {
 		snprintf(why, whylen, "'%s' is not windows or unix", value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_tasks(struct config *cfg, const char *value, char *why,
+		       size_t whylen)
+{
+	if (task_source_parse(value, &cfg->tasks) < 0) {
+		snprintf(why, whylen, "'%s' is not auto, bpf or procfs", value);
 		return -EINVAL;
 	}
 	return 0;
@@ -249,6 +260,7 @@ static const struct key_def keys[KEY_COUNT] = {
 	[KEY_TSC_HZ] = { "clock", "tsc_hz", parse_tsc_hz },
 	[KEY_PROC] = { "sources", "proc", parse_proc },
 	[KEY_SYS] = { "sources", "sys", parse_sys },
+	[KEY_TASKS] = { "sources", "tasks", parse_tasks },
 	[KEY_HIDEPID] = { "access", "hidepid", parse_hidepid },
 	[KEY_GID] = { "access", "gid", parse_gid },
 	[KEY_KEEP] = { "exited", "keep", parse_keep },
@@ -402,6 +414,7 @@ void config_defaults(struct config *cfg)
 	cfg->tsc_hz = 0;
 	strcpy(cfg->proc_root, "/proc");
 	strcpy(cfg->sys_root, "/sys");
+	cfg->tasks = TASKS_AUTO;
 	cfg->hidepid = HIDEPID_AUTO;
 	cfg->access_gid = ACCESS_GID_NONE;
 	cfg->access_gid_set = false;
@@ -459,6 +472,7 @@ void config_engine_opts(const struct config *cfg, struct engine_opts *opts)
 	opts->tsc_hz = cfg->tsc_hz;
 	opts->proc_root = cfg->proc_root;
 	opts->sys_root = cfg->sys_root;
+	opts->tasks = cfg->tasks;
 }
 
 int config_access(const struct config *cfg, const char *mountinfo_path,

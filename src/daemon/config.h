@@ -40,6 +40,7 @@ struct config {
 	uint64_t tsc_hz; /* [clock] tsc_hz; 0 means auto */
 	char proc_root[CONFIG_ROOT_MAX]; /* [sources] proc */
 	char sys_root[CONFIG_ROOT_MAX]; /* [sources] sys */
+	enum task_source tasks; /* [sources] tasks; default auto */
 	enum hidepid hidepid; /* [access] hidepid; default auto */
 	gid_t access_gid; /* [access] gid; ACCESS_GID_NONE for none */
 	bool access_gid_set; /* [access] gid gave a GID (it wins over auto) */
@@ -51,7 +52,8 @@ struct config {
 
 /*
  * config_defaults - fill @cfg with the built-in defaults: max_size 64,
- * units windows, tsc_hz auto, proc /proc, sys /sys, hidepid auto, gid
+ * units windows, tsc_hz auto, proc /proc, sys /sys, tasks auto,
+ * hidepid auto, gid
  * none (not given), keep 60, max_tasks 65536, reader_snapshots 32 MiB,
  * total_snapshots 128 MiB.
  */

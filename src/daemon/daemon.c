@@ -91,6 +91,7 @@ static void reload(struct daemon *d)
 	fixed_key(d, strcmp(cfg.proc_root, old->proc_root) != 0,
 		  "[sources] proc");
 	fixed_key(d, strcmp(cfg.sys_root, old->sys_root) != 0, "[sources] sys");
+	fixed_key(d, cfg.tasks != old->tasks, "[sources] tasks");
 	fixed_key(d, cfg.hidepid != old->hidepid, "[access] hidepid");
 	fixed_key(d,
 		  cfg.access_gid != old->access_gid ||

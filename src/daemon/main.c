@@ -364,6 +364,17 @@ fail:
 	return NULL;
 }
 
+/* Why the engine reads tasks from procfs, when bpf was tried (auto). */
+static void log_task_source(const struct engine *engine)
+{
+	struct engine_info info;
+
+	engine_get_info(engine, &info);
+	if (info.task_source_why[0])
+		log_msg(LOG_NOTICE, "task source procfs: %s",
+			info.task_source_why);
+}
+
 /* Our default mount options, in front of the user's. */
 static int add_mount_defaults(struct fuse_args *args, const struct options *o)
 {
@@ -518,6 +529,7 @@ int main(int argc, char *argv[])
 		status = EXIT_SERVE;
 		goto out;
 	}
+	log_task_source(engine);
 	if (fs_dropper_new(&dropper) < 0 ||
 	    fs_new(engine, views, &access, dropper, &fs) < 0) {
 		log_msg(LOG_ERR, "out of memory");

@@ -26,6 +26,7 @@
 #include "idle.h"
 #include "procfile.h"
 #include "task.h"
+#include "taskpass.h"
 #include "topology.h"
 #include "tsc.h"
 #include "units.h"
@@ -85,6 +86,11 @@ struct engine {
 	const char *tsc_source;
 	uint64_t clk_tck;
 	uint64_t boot_ns; /* the boot instant, ns since the Unix epoch */
+	/* The same to the microsecond, for starts to the ns (TASK_BORN). */
+	uint64_t boot_exact_ns;
+	struct taskpass *pass; /* the task iterator; NULL: procfs alone */
+	const char *task_source; /* "bpf" or "procfs" */
+	char task_source_why[200]; /* why not bpf, asked for and not had */
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
@@ -103,7 +109,7 @@ struct engine {
  * started, gives a task the same creation time: samples differ by a
  * fraction of a microsecond, which at 100 ns units would show.
  */
-static uint64_t boot_instant_from_clocks(void)
+static uint64_t boot_instant_from_clocks(uint64_t grain)
 {
 	uint64_t best = UINT64_MAX, boot = 0, r0, b, r1;
 	int i;
@@ -117,7 +123,7 @@ static uint64_t boot_instant_from_clocks(void)
 			boot = r0 + best / 2 - b;
 		}
 	}
-	return (boot + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC * NSEC_PER_MSEC;
+	return (boot + grain / 2) / grain * grain;
 }
 
 /* PROC/stat's btime, whole seconds since the Unix epoch. */
@@ -209,6 +215,80 @@ size_t engine_history_sweep(struct engine *e)
 	return task_history_sweep(&e->history);
 }
 
+/*
+ * Whether a pass of the task iterator gives this process the start its
+ * stat gives (not in a time namespace of its own, numbered as the
+ * daemon numbers tasks): 0, or -EXDEV and why.
+ */
+static int same_starts(struct engine *e, char *why, size_t whylen)
+{
+	uint64_t tick_ns = NSEC_PER_SEC / e->clk_tck;
+	const struct taskpass_task *me;
+	struct taskpass_task *task;
+	struct task_stat st;
+	char text[1024];
+	size_t n = 0;
+	FILE *f;
+	int ret;
+
+	f = fopen("/proc/self/stat", "re");
+	if (!f || !fgets(text, sizeof(text), f) ||
+	    task_parse_stat(text, &st) < 0) {
+		if (f)
+			fclose(f);
+		snprintf(why, whylen, "cannot read /proc/self/stat");
+		return -EIO;
+	}
+	fclose(f);
+	ret = taskpass_run(e->pass, &task, &n);
+	if (ret < 0) {
+		snprintf(why, whylen, "a pass of the task iterator: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	me = taskpass_find(task, n, getpid());
+	ret = me && me->start_boot_ns / tick_ns == st.start_ticks ? 0 : -EXDEV;
+	free(task);
+	if (ret < 0)
+		snprintf(why, whylen,
+			 "the task iterator's start of the daemon is not its "
+			 "stat's (%s)",
+			 me ? "a time namespace?" :
+			      "the daemon is not in its pass");
+	return ret;
+}
+
+/*
+ * The task source of @e's options: the task iterator for TASKS_BPF (or
+ * an error, in @err) and TASKS_AUTO (or procfs, and why, kept for
+ * engine_info), on the real /proc alone.
+ */
+static int open_task_source(struct engine *e, char *err, size_t errlen)
+{
+	char why[sizeof(e->task_source_why)];
+	int ret;
+
+	e->task_source = "procfs";
+	e->task_source_why[0] = '\0';
+	if (!e->live || e->opts.tasks == TASKS_PROCFS)
+		return 0;
+	ret = taskpass_open(&e->pass, why, sizeof(why));
+	if (ret == 0)
+		ret = same_starts(e, why, sizeof(why));
+	if (ret == 0) {
+		e->task_source = "bpf";
+		return 0;
+	}
+	taskpass_close(e->pass);
+	e->pass = NULL;
+	if (e->opts.tasks == TASKS_BPF) {
+		snprintf(err, errlen, "[sources] tasks = bpf: %s", why);
+		return ret;
+	}
+	snprintf(e->task_source_why, sizeof(e->task_source_why), "%s", why);
+	return 0;
+}
+
 int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 	       size_t errlen)
 {
@@ -240,7 +320,11 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 		goto out_free;
 	}
 	if (e->live) {
-		e->boot_ns = boot_instant_from_clocks();
+		e->boot_ns = boot_instant_from_clocks(NSEC_PER_MSEC);
+		/* A start to the ns is shown against the boot instant to the
+		 * microsecond: a task's creation time then moves by less than
+		 * one at a restart, where the ms would move it by up to 0.5 ms. */
+		e->boot_exact_ns = boot_instant_from_clocks(1000);
 	} else {
 		ret = boot_instant_from_stat(opts->proc_root, &e->boot_ns);
 		if (ret < 0) {
@@ -249,6 +333,9 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 			goto out_free;
 		}
 	}
+	ret = open_task_source(e, err, errlen);
+	if (ret < 0)
+		goto out_free;
 	ret = topology_build(&e->topo, opts->sys_root, opts->group_max_size);
 	if (ret < 0) {
 		snprintf(err, errlen,
@@ -273,6 +360,7 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 out_free_topo:
 	topology_free(&e->topo);
 out_free:
+	taskpass_close(e->pass);
 	free((char *)e->opts.proc_root);
 	free((char *)e->opts.sys_root);
 	free(e);
@@ -288,6 +376,7 @@ void engine_free(struct engine *e)
 			close(e->fds[i].fd);
 	pthread_mutex_destroy(&e->fd_lock);
 	task_history_destroy(&e->history);
+	taskpass_close(e->pass);
 	idle_destroy(&e->idle);
 	topology_free(&e->topo);
 	free((char *)e->opts.proc_root);
@@ -301,6 +390,8 @@ void engine_get_info(const struct engine *e, struct engine_info *info)
 	info->tsc_source = e->tsc_source;
 	info->clk_tck = (long)e->clk_tck;
 	info->idle_source = idle_source(&e->idle);
+	info->task_source = e->task_source;
+	info->task_source_why = e->task_source_why;
 	info->group_max_size = e->opts.group_max_size;
 	info->group_count = e->topo.ngroups;
 	info->units = engine_units(e);
@@ -591,6 +682,9 @@ uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
 	return ticks;
 }
 
+static uint64_t created_ns(struct engine *e, pid_t pid, pid_t tid,
+			   uint64_t start, uint64_t creation_ns, bool live);
+
 int engine_exited_times(struct engine *e, const struct exited_task *x,
 			bool thread, struct task_times *t)
 {
@@ -609,8 +703,79 @@ int engine_exited_times(struct engine *e, const struct exited_task *x,
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
 	t->creation_ns =
 		e->boot_ns + units_ticks_to_ns(x->start_ticks, e->clk_tck);
+	t->created_ns = created_ns(e, pid, tid, x->start_ticks + 1,
+				   t->creation_ns, false);
 	t->exit_ns = x->exit_ns;
 	return 0;
+}
+
+/*
+ * Record in the history the start to the ns of every task of one pass
+ * of the task iterator (a process's as its main thread's), and, for
+ * task @pid, @tid (0: the process) that started at @start_ticks, that
+ * no pass has it when this one had not: so its creation time is the
+ * same at every read, to the ns or in ticks.
+ */
+static void learn_starts(struct engine *e, pid_t pid, pid_t tid,
+			 uint64_t start_ticks)
+{
+	uint64_t tick_ns = NSEC_PER_SEC / e->clk_tck, ticks, ns;
+	const struct taskpass_task *me;
+	struct taskpass_task *task;
+	bool due = false;
+	size_t n, i;
+
+	if (taskpass_run(e->pass, &task, &n) < 0) {
+		due = task_history_set_born(&e->history, pid, tid, start_ticks,
+					    TASK_BORN_NONE);
+		goto out;
+	}
+	/* Another task with the number by now: none of the pass's. */
+	me = taskpass_find(task, n, tid ? tid : pid);
+	if (me &&
+	    (me->tgid != pid || me->start_boot_ns / tick_ns != start_ticks))
+		me = NULL;
+	for (i = 0; i < n; i++) {
+		ticks = task[i].start_boot_ns / tick_ns;
+		ns = task[i].start_boot_ns ? task[i].start_boot_ns : 1;
+		due |= task_history_set_born(&e->history, task[i].tgid,
+					     task[i].tid, ticks, ns);
+		if (task[i].tid == task[i].tgid)
+			due |= task_history_set_born(&e->history, task[i].tgid,
+						     0, ticks, ns);
+	}
+	free(task);
+	if (!me)
+		due |= task_history_set_born(&e->history, pid, tid, start_ticks,
+					     TASK_BORN_NONE);
+out:
+	if (due)
+		task_history_sweep(&e->history);
+}
+
+/*
+ * The creation time that task @pid, @tid (0: the process), started at
+ * @start (ticks + 1; 0: not known), shows: to the ns where the task
+ * iterator had it, else @creation_ns. A live task not known yet costs
+ * a pass (@live); an exited one is shown as it was while it lived.
+ */
+static uint64_t created_ns(struct engine *e, pid_t pid, pid_t tid,
+			   uint64_t start, uint64_t creation_ns, bool live)
+{
+	uint64_t boot_ns;
+
+	if (!e->pass || !start)
+		return creation_ns;
+	if (!task_history_born(&e->history, pid, tid, start - 1, &boot_ns)) {
+		if (!live)
+			return creation_ns;
+		learn_starts(e, pid, tid, start - 1);
+		if (!task_history_born(&e->history, pid, tid, start - 1,
+				       &boot_ns))
+			return creation_ns;
+	}
+	return boot_ns == TASK_BORN_NONE ? creation_ns :
+					   e->boot_exact_ns + boot_ns;
 }
 
 /* The creation time of a task whose start is @start (ticks + 1), or 0. */
@@ -757,6 +922,8 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	memset(t, 0, sizeof(*t));
 	if (need & TASK_SPLIT)
 		need |= TASK_CPU;
+	if (need & TASK_BORN)
+		need |= TASK_START;
 	/*
 	 * stat for the split and the start, and for a captured process's
 	 * CPU time; first, so that the runtime read after it is at least
@@ -796,6 +963,9 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	}
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
 	t->creation_ns = start_creation_ns(e, start);
+	t->created_ns = (need & TASK_BORN) ? created_ns(e, pid, tid, start,
+							t->creation_ns, true) :
+					     t->creation_ns;
 	return 0;
 }
 

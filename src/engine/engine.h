@@ -54,6 +54,13 @@ struct task_times {
 	 * it, when known at no cost (below), else 0.
 	 */
 	uint64_t creation_ns;
+	/*
+	 * Its creation time as creation_time shows it, with TASK_BORN:
+	 * to the nanosecond where the task source has it (engine_opts's
+	 * tasks, below), else creation_ns; the same at every read of the
+	 * same task. creation_ns, tick-grained, is which task it is.
+	 */
+	uint64_t created_ns;
 	uint64_t exit_ns; /* 0 while the task runs */
 };
 
@@ -73,6 +80,9 @@ struct engine_info {
 	const char *tsc_source; /* "config", "cpuid", "calibrated", "cntfrq" */
 	long clk_tck; /* USER_HZ of the stat files */
 	const char *idle_source; /* "proc_stat" or "cpuidle" */
+	const char *task_source; /* "bpf" or "procfs" */
+	/* Why not bpf, when asked for (auto) and not had; else "". */
+	const char *task_source_why;
 	unsigned int group_max_size;
 	unsigned int group_count;
 	enum units units;
@@ -87,12 +97,20 @@ struct engine_opts {
 	uint64_t tsc_hz; /* 0: find it */
 	const char *proc_root; /* "/proc": this machine's own */
 	const char *sys_root;
+	/*
+	 * How task times are read: TASKS_BPF loads a BPF task iterator
+	 * (taskpass.h) or fails; TASKS_AUTO tries it and falls back to
+	 * procfs, saying why in engine_info; a proc root other than
+	 * /proc is always procfs.
+	 */
+	enum task_source tasks;
 };
 
 /*
  * engine_new - build an engine for @opts: find the TSC frequency (may
- * calibrate for 200 ms), sample the boot instant, and compute the
- * processor groups from sysfs. @opts and its strings are copied.
+ * calibrate for 200 ms), sample the boot instant, load the task source,
+ * and compute the processor groups from sysfs. @opts and its strings
+ * are copied.
  *
  * Returns 0 and sets *@out, or -errno and writes a one-line reason
  * into @err.
@@ -200,7 +218,10 @@ enum task_need {
 	/* creation_ns where a kept file says it: a process's CPU time,
 	 * asked by number, then costs its main thread's runtime too */
 	TASK_WHICH = 1 << 3,
-	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START,
+	/* created_ns, with TASK_START's: a pass of the task iterator when
+	 * the task's start to the ns is not known yet */
+	TASK_BORN = 1 << 4,
+	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START | TASK_BORN,
 };
 
 /*

@@ -149,12 +149,14 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 	*user_ns = cpu_ns - *kernel_ns;
 }
 
-/* A task's entry in the history: its number, start and last shares. */
+/* A task's entry in the history: its number, start and last shares,
+ * and its start to the ns (0: not known yet). */
 struct history_entry {
 	struct hash_node node;
 	pid_t pid, tid;
 	uint64_t start_ticks;
 	uint64_t kernel_ns, user_ns;
+	uint64_t born_boot_ns;
 };
 
 /* Entries dropped per hold of the lock while a sweep drops them. */
@@ -224,6 +226,7 @@ static struct history_entry *history_add(struct task_history *h, pid_t pid,
 		return NULL;
 	x->pid = pid;
 	x->tid = tid;
+	x->born_boot_ns = 0;
 	if (hash_add(&h->table, &x->node, history_hash(pid, tid)) < 0) {
 		free(x);
 		return NULL;
@@ -249,6 +252,36 @@ static void clamp_to(const struct history_entry *x, uint64_t *kernel_ns,
 	*user_ns = cpu - *kernel_ns;
 }
 
+/*
+ * The entry of task @pid, @tid that started at @start_ticks: its own,
+ * or a new one, or the entry of a task that started before under its
+ * number, taken over (a new or taken entry holds nothing: no shares,
+ * no start to the ns). NULL when its number names a later task, or out
+ * of memory. *@due is set when the history is due a sweep. Locked.
+ */
+static struct history_entry *history_of(struct task_history *h, pid_t pid,
+					pid_t tid, uint64_t start_ticks,
+					bool *due)
+{
+	struct history_entry *x = history_find(h, pid, tid);
+
+	if (x && x->start_ticks == start_ticks)
+		return x;
+	if (x && x->start_ticks > start_ticks)
+		return NULL; /* a task its number no longer names */
+	if (!x) {
+		x = history_add(h, pid, tid);
+		if (!x)
+			return NULL;
+		*due = h->keep && !h->sweeping && h->table.count >= h->sweep_at;
+	}
+	x->start_ticks = start_ticks;
+	x->kernel_ns = 0;
+	x->user_ns = 0;
+	x->born_boot_ns = 0;
+	return x;
+}
+
 bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
 			uint64_t start_ticks, uint64_t *kernel_ns,
 			uint64_t *user_ns)
@@ -257,21 +290,12 @@ bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
 	bool due = false;
 
 	pthread_mutex_lock(&h->lock);
-	x = history_find(h, pid, tid);
-	if (x && x->start_ticks > start_ticks)
-		goto out_unlock; /* a task its number no longer names */
-	if (x && x->start_ticks == start_ticks) {
-		clamp_to(x, kernel_ns, user_ns);
-	} else if (!x) {
-		x = history_add(h, pid, tid);
-		if (!x)
-			goto out_unlock;
-		due = h->keep && !h->sweeping && h->table.count >= h->sweep_at;
+	x = history_of(h, pid, tid, start_ticks, &due);
+	if (x) {
+		clamp_to(x, kernel_ns, user_ns); /* a new entry's: nothing */
+		x->kernel_ns = *kernel_ns;
+		x->user_ns = *user_ns;
 	}
-	x->start_ticks = start_ticks;
-	x->kernel_ns = *kernel_ns;
-	x->user_ns = *user_ns;
-out_unlock:
 	pthread_mutex_unlock(&h->lock);
 	return due;
 }
@@ -390,6 +414,35 @@ bool task_history_start(struct task_history *h, pid_t pid, pid_t tid,
 		*start_ticks = x->start_ticks;
 	pthread_mutex_unlock(&h->lock);
 	return x != NULL;
+}
+
+bool task_history_born(struct task_history *h, pid_t pid, pid_t tid,
+		       uint64_t start_ticks, uint64_t *boot_ns)
+{
+	struct history_entry *x;
+	bool known;
+
+	pthread_mutex_lock(&h->lock);
+	x = history_find(h, pid, tid);
+	known = x && x->start_ticks == start_ticks && x->born_boot_ns;
+	if (known)
+		*boot_ns = x->born_boot_ns;
+	pthread_mutex_unlock(&h->lock);
+	return known;
+}
+
+bool task_history_set_born(struct task_history *h, pid_t pid, pid_t tid,
+			   uint64_t start_ticks, uint64_t boot_ns)
+{
+	struct history_entry *x;
+	bool due = false;
+
+	pthread_mutex_lock(&h->lock);
+	x = history_of(h, pid, tid, start_ticks, &due);
+	if (x && !x->born_boot_ns)
+		x->born_boot_ns = boot_ns; /* the first one stays */
+	pthread_mutex_unlock(&h->lock);
+	return due;
 }
 
 size_t task_history_count(struct task_history *h)

@@ -149,6 +149,33 @@ size_t task_history_sweep(struct task_history *h);
 bool task_history_start(struct task_history *h, pid_t pid, pid_t tid,
 			uint64_t *start_ticks);
 
+/*
+ * A task's start to the nanosecond, as a pass of the task iterator
+ * gave it (taskpass.h), is kept in the same entry, so that it lives as
+ * long as a reader can name the task and is the same at every read.
+ * TASK_BORN_NONE records that no pass had the task: it is shown in
+ * clock ticks for good.
+ */
+#define TASK_BORN_NONE UINT64_MAX
+
+/*
+ * task_history_born - the start recorded for task @pid, @tid that
+ * started at @start_ticks (ns since boot, or TASK_BORN_NONE): true and
+ * *@boot_ns, or false when none is. Thread safe.
+ */
+bool task_history_born(struct task_history *h, pid_t pid, pid_t tid,
+		       uint64_t start_ticks, uint64_t *boot_ns);
+
+/*
+ * task_history_set_born - record @boot_ns (nonzero) as the start of task
+ * @pid, @tid that started at @start_ticks, unless one is recorded for it
+ * already (the first stays) or its number names a later task; an entry
+ * of an earlier task is taken over. Returns true when the history is
+ * due a sweep, as task_history_clamp(). Thread safe.
+ */
+bool task_history_set_born(struct task_history *h, pid_t pid, pid_t tid,
+			   uint64_t start_ticks, uint64_t boot_ns);
+
 /* task_history_count - the entries held now. Thread safe. */
 size_t task_history_count(struct task_history *h);
 

@@ -23,6 +23,29 @@ int units_parse(const char *s, enum units *units)
 	return 0;
 }
 
+static const char *const task_sources[] = {
+	[TASKS_AUTO] = "auto",
+	[TASKS_BPF] = "bpf",
+	[TASKS_PROCFS] = "procfs",
+};
+
+const char *task_source_name(enum task_source source)
+{
+	return (unsigned int)source < 3 ? task_sources[source] : "auto";
+}
+
+int task_source_parse(const char *s, enum task_source *source)
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(s, task_sources[i])) {
+			*source = (enum task_source)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* Every spelling of hidepid: timingfs's, and procfs's in mountinfo. */
 static const struct {
 	const char *name;

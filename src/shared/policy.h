@@ -25,6 +25,13 @@ enum hidepid {
 	HIDEPID_INVISIBLE, /* others' processes do not exist */
 };
 
+/* How the engine reads task times ([sources] tasks). */
+enum task_source {
+	TASKS_AUTO, /* a BPF task iterator where it loads, else procfs */
+	TASKS_BPF, /* one pass of a BPF task iterator */
+	TASKS_PROCFS, /* each task's files in procfs */
+};
+
 /* No group exempt from hidepid; the largest GID one can be. */
 #define ACCESS_GID_NONE ((gid_t)-1)
 #define ACCESS_GID_MAX 4294967294U
@@ -34,6 +41,12 @@ struct access_policy {
 	enum hidepid hidepid;
 	gid_t gid; /* exempt from hidepid; ACCESS_GID_NONE for none */
 };
+
+/* task_source_name - "auto", "bpf" or "procfs". */
+const char *task_source_name(enum task_source source);
+
+/* task_source_parse - @s as auto, bpf or procfs: 0, or -EINVAL. */
+int task_source_parse(const char *s, enum task_source *source);
 
 /* units_name - "windows" or "unix". */
 const char *units_name(enum units units);

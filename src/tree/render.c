@@ -90,7 +90,7 @@ int render_user_time(struct rbuf *b, enum units units,
 int render_creation_time(struct rbuf *b, enum units units,
 			 const struct task_times *t)
 {
-	return render_value(b, units_timestamp(units, t->creation_ns));
+	return render_value(b, units_timestamp(units, t->created_ns));
 }
 
 int render_exit_time(struct rbuf *b, enum units units,
@@ -107,7 +107,7 @@ int render_times(struct rbuf *b, enum units units, const struct task_times *t)
 			   "\nexit_time %" PRIu64 "\n",
 			   t->cycles, units_duration(units, t->kernel_ns),
 			   units_duration(units, t->user_ns),
-			   units_timestamp(units, t->creation_ns),
+			   units_timestamp(units, t->created_ns),
 			   units_timestamp(units, t->exit_ns));
 }
 
@@ -126,7 +126,7 @@ int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 			   pid, tid, t->cycles,
 			   units_duration(units, t->kernel_ns),
 			   units_duration(units, t->user_ns),
-			   units_timestamp(units, t->creation_ns),
+			   units_timestamp(units, t->created_ns),
 			   units_timestamp(units, t->exit_ns));
 }
 
@@ -166,11 +166,12 @@ int render_cpulist(struct rbuf *b, const int *cpus, size_t n)
 int render_info(struct rbuf *b, const char *version,
 		const struct engine_info *info)
 {
-	return rbuf_printf(b,
-			   "version %s\nunits %s\ntsc_hz %" PRIu64
-			   "\ntsc_source %s\nclk_tck %ld\nidle_source %s\n"
-			   "group_max_size %u\ngroup_count %u\n",
-			   version, units_name(info->units), info->tsc_hz,
-			   info->tsc_source, info->clk_tck, info->idle_source,
-			   info->group_max_size, info->group_count);
+	return rbuf_printf(
+		b,
+		"version %s\nunits %s\ntsc_hz %" PRIu64
+		"\ntsc_source %s\nclk_tck %ld\nidle_source %s\n"
+		"task_source %s\ngroup_max_size %u\ngroup_count %u\n",
+		version, units_name(info->units), info->tsc_hz,
+		info->tsc_source, info->clk_tck, info->idle_source,
+		info->task_source, info->group_max_size, info->group_count);
 }

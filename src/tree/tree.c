@@ -82,7 +82,7 @@ struct entry {
 		E_TASK(PARENT, "kernel_time", render_kernel_time, TASK_SPLIT), \
 		E_TASK(PARENT, "user_time", render_user_time, TASK_SPLIT),     \
 		E_TASK(PARENT, "creation_time", render_creation_time,          \
-		       TASK_START),                                            \
+		       TASK_BORN),                                             \
 		E_TASK(PARENT, "exit_time", render_exit_time, TASK_START),     \
 		E_TASK(PARENT, "times", render_times, TASK_ALL)
 

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tasks.bpf: a BPF task iterator that writes one struct task_rec
+ * (task_rec.h) for every task it is shown, in one pass, read by
+ * taskpass.c from the iterator's file.
+ *
+ * The kernel's structures are declared here in part, with
+ * preserve_access_index: libbpf relocates each field read (CO-RE)
+ * against the running kernel's BTF (/sys/kernel/btf/vmlinux), so no
+ * vmlinux.h is needed to build it and the object runs on any kernel
+ * with the task iterator (5.8) and those fields. It is GPL: the task
+ * iterator's helpers are for GPL programs only.
+ */
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "task_rec.h"
+
+struct seq_file;
+
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	__u64 start_boottime;
+	__u64 utime;
+	__u64 stime;
+	struct sched_entity se;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+} __attribute__((preserve_access_index));
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("iter/task")
+int task_times(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *t = ctx->task;
+	struct task_rec r;
+
+	if (!t) /* the end of the pass */
+		return 0;
+	r.tid = (__u32)BPF_CORE_READ(t, pid);
+	r.tgid = (__u32)BPF_CORE_READ(t, tgid);
+	r.start_boot_ns = BPF_CORE_READ(t, start_boottime);
+	r.runtime_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
+	r.utime_ns = BPF_CORE_READ(t, utime);
+	r.stime_ns = BPF_CORE_READ(t, stime);
+	bpf_seq_write(seq, &r, sizeof(r));
+	return 0;
+}

@@ -1,0 +1,212 @@
+/*
+ * taskpass: every task's times and start from a BPF task iterator
+ * (taskpass.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "task_rec.h"
+#include "taskpass.h"
+#include "tasks.skel.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+
+struct taskpass {
+	struct tasks_bpf *skel;
+	struct bpf_link *link;
+};
+
+/* libbpf's own messages: none; taskpass_open() says what failed. */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+/*
+ * Whether this process is in the initial PID namespace: its status has
+ * one NSpid number (procfs lists one per namespace it is in).
+ */
+static int in_initial_pidns(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int ret = -ENOENT;
+	char *p, *end;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		p = line + 6;
+		strtol(p, &end, 10);
+		ret = end == p ? -EIO : 0;
+		while (*end == ' ' || *end == '\t')
+			end++;
+		if (ret == 0 && *end != '\n' && *end != '\0')
+			ret = -EXDEV; /* a second number: nested */
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+int taskpass_open(struct taskpass **out, char *why, size_t whylen)
+{
+	struct taskpass *p;
+	int ret;
+
+	ret = in_initial_pidns();
+	if (ret < 0) {
+		snprintf(
+			why, whylen,
+			ret == -EXDEV ?
+				"the daemon is not in the initial PID namespace" :
+				"cannot read /proc/self/status: %s",
+			strerror(-ret));
+		return ret;
+	}
+	if (access(BTF_PATH, R_OK) < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "no kernel BTF: %s: %s", BTF_PATH,
+			 strerror(errno));
+		return ret;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	libbpf_set_print(quiet);
+	p->skel = tasks_bpf__open_and_load();
+	if (!p->skel) {
+		ret = errno ? -errno : -EINVAL;
+		snprintf(why, whylen, "cannot load the task iterator: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	p->link = bpf_program__attach_iter(p->skel->progs.task_times, NULL);
+	if (!p->link) {
+		ret = errno ? -errno : -EINVAL;
+		snprintf(why, whylen, "cannot attach the task iterator: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	taskpass_close(p);
+	return ret;
+}
+
+void taskpass_close(struct taskpass *p)
+{
+	if (!p)
+		return;
+	bpf_link__destroy(p->link);
+	tasks_bpf__destroy(p->skel);
+	free(p);
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct taskpass_task *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Read the iterator's file @fd to its end into *@buf (grown). */
+static int read_all(int fd, char **buf, size_t *len)
+{
+	size_t cap = 64 * sizeof(struct task_rec) * 64, n = 0;
+	char *b = malloc(cap), *nb;
+	ssize_t r;
+
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		if (cap - n < 4096) {
+			nb = realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(b);
+			return -EIO;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
+		 size_t *count)
+{
+	struct taskpass_task *out;
+	struct task_rec rec;
+	size_t len, n, i;
+	char *buf;
+	int fd, ret;
+
+	fd = bpf_iter_create(bpf_link__fd(p->link));
+	if (fd < 0)
+		return -EIO;
+	ret = read_all(fd, &buf, &len);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	if (len % sizeof(rec)) {
+		free(buf);
+		return -EIO;
+	}
+	n = len / sizeof(rec);
+	out = malloc((n ? n : 1) * sizeof(*out));
+	if (!out) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(&rec, buf + i * sizeof(rec), sizeof(rec));
+		out[i] = (struct taskpass_task){
+			.tid = (pid_t)rec.tid,
+			.tgid = (pid_t)rec.tgid,
+			.start_boot_ns = rec.start_boot_ns,
+			.runtime_ns = rec.runtime_ns,
+			.utime_ns = rec.utime_ns,
+			.stime_ns = rec.stime_ns,
+		};
+	}
+	free(buf);
+	qsort(out, n, sizeof(*out), by_tid);
+	*tasks = out;
+	*count = n;
+	return 0;
+}
+
+const struct taskpass_task *taskpass_find(const struct taskpass_task *tasks,
+					  size_t count, pid_t tid)
+{
+	struct taskpass_task key = { .tid = tid };
+
+	return bsearch(&key, tasks, count, sizeof(*tasks), by_tid);
+}
