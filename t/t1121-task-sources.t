@@ -1,0 +1,153 @@
+#!/bin/bash
+test_description='The two task sources side by side: one daemon with
+[sources] tasks = bpf and one with tasks = procfs read the same sleeping
+threads, in the host view and in a PID namespace of their own. Every
+value file and every table line is the same on both (the threads do not
+run), but for creation_time, which bpf gives to the nanosecond within
+the clock tick that procfs gives; and in every table line kernel_time +
+user_time is cycles, as time.'
+. "$(dirname "$0")/test-lib.sh"
+require_fuse
+
+test_lazy_prereq BPF '
+	[ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ] &&
+	[ "$(awk "/^NSpid:/ { print NF }" /proc/self/status)" = 2 ]
+'
+if ! test_have_prereq BPF; then
+	skip_all "the task iterator needs root, the kernel BTF and the initial PID namespace"
+fi
+
+B=$TRASH/bpf
+P=$TRASH/procfs
+mkdir -p "$B" "$P"
+THREADS=20
+
+# same_files PID TID DIRB DIRP: the thread's files on both mounts: the
+# same cycles, kernel_time, user_time and exit_time; creation_time on
+# bpf within the tick procfs names (with a millisecond either side: the
+# boot instant is taken to the ms for ticks, to the us for bpf).
+same_files() {
+	local f a b tick=$((1000000000 / $(getconf CLK_TCK)))
+	for f in cycles kernel_time user_time exit_time; do
+		a=$(cat "$3/proc/$1/threads/$2/$f") &&
+		b=$(cat "$4/proc/$1/threads/$2/$f") &&
+		test "$a" = "$b" ||
+			{ echo "thread $2: $f $a on bpf, $b on procfs"; return 1; }
+	done
+	a=$(cat "$3/proc/$1/threads/$2/creation_time") &&
+	b=$(cat "$4/proc/$1/threads/$2/creation_time") &&
+	test "$a" -ge $((b - 1000000)) && test "$a" -lt $((b + tick + 1000000)) ||
+		{ echo "thread $2: creation_time $a on bpf, $b on procfs"; return 1; }
+}
+
+# table_columns FILE: a table's lines without creation_time (column 6).
+table_columns() {
+	awk "NR > 1 { \$6 = \"\"; print }" "$1" | sort
+}
+
+# sums_hold FILE HZ: in every line of table FILE, kernel_time + user_time
+# (ns) is cycles at HZ, to a cycle and a ns of rounding.
+sums_hold() {
+	awk -v hz="$2" "NR > 1 {
+		d = \$3 * 1e9 / hz - (\$4 + \$5)
+		if (d < 0) d = -d
+		if (d > 1 + 2e9 / hz) { print \"line \" NR \": \" \$0; bad = 1 }
+		n++
+	} END { exit bad || !n }" "$1"
+}
+
+test_expect_success 'setup: both mounts, and threads that sleep' '
+	write_config "$TRASH/bpf.conf" format.units=unix sources.tasks=bpf &&
+	write_config "$TRASH/procfs.conf" format.units=unix sources.tasks=procfs &&
+	start_timingfs_on TB "$B" -c "$TRASH/bpf.conf" &&
+	start_timingfs_on TP "$P" -c "$TRASH/procfs.conf" &&
+	grep -x "task_source bpf" "$B/info" &&
+	grep -x "task_source procfs" "$P/info" &&
+	HZ=$(sed -n "s/^tsc_hz //p" "$B/info") &&
+	{ "$BIN/helper-born" "$THREADS" 1000 "$TRASH/born" </dev/null & } &&
+	BORN=$! &&
+	kill_at_exit "$BORN" &&
+	wait_file "$TRASH/born" $((THREADS + 1)) 30 &&
+	sleep 0.2
+'
+
+test_expect_success 'host view: every thread the same on both' '
+	for tid in $(ls "/proc/$BORN/task"); do
+		same_files "$BORN" "$tid" "$B" "$P" || return 1
+	done
+'
+
+test_expect_success 'host view: the process the same on both' '
+	for f in cycles kernel_time user_time exit_time; do
+		test "$(cat "$B/proc/$BORN/$f")" = "$(cat "$P/proc/$BORN/$f")" ||
+			return 1
+	done
+'
+
+test_expect_success 'host view: threads.table the same on both, its sums whole' '
+	cat "$B/proc/$BORN/threads.table" >bpf.table &&
+	cat "$P/proc/$BORN/threads.table" >procfs.table &&
+	test "$(wc -l <bpf.table)" = $((THREADS + 2)) &&
+	table_columns bpf.table >bpf.cols &&
+	table_columns procfs.table >procfs.cols &&
+	test_cmp procfs.cols bpf.cols &&
+	sums_hold bpf.table "$HZ" && sums_hold procfs.table "$HZ"
+'
+
+test_expect_success 'host view: proc/table lines of the process the same on both' '
+	grep "^$BORN " "$B/proc/table" >bpf.rows &&
+	grep "^$BORN " "$P/proc/table" >procfs.rows &&
+	test "$(wc -l <bpf.rows)" = $((THREADS + 1)) &&
+	sed "1i header" bpf.rows >bpf.t && sed "1i header" procfs.rows >procfs.t &&
+	table_columns bpf.t >bpf.cols && table_columns procfs.t >procfs.cols &&
+	test_cmp procfs.cols bpf.cols &&
+	sums_hold bpf.t "$HZ"
+'
+
+test_expect_success UNSHARE 'a PID namespace: its threads the same on both, in its numbers' '
+	unshare -p -f --mount-proc bash -c "
+		\"$BIN/helper-born\" 5 1000 \"$TRASH/ns.born\" </dev/null &
+		for i in \$(seq 100); do
+			grep -q ^ready \"$TRASH/ns.born\" 2>/dev/null && break
+			sleep 0.1
+		done
+		sleep 0.2
+		pid=\$(sed -n \"s/^ready //p\" \"$TRASH/ns.born\")
+		ls \"$B/proc/\$pid/threads\" >\"$TRASH/ns.tids\"
+		cp \"$B/proc/\$pid/threads.table\" \"$TRASH/ns.bpf.table\"
+		cp \"$P/proc/\$pid/threads.table\" \"$TRASH/ns.procfs.table\"
+		for tid in \$(cat \"$TRASH/ns.tids\"); do
+			for f in cycles kernel_time user_time creation_time; do
+				echo \$tid \$f \$(cat \"$B/proc/\$pid/threads/\$tid/\$f\") \
+					\$(cat \"$P/proc/\$pid/threads/\$tid/\$f\")
+			done
+		done >\"$TRASH/ns.values\"
+		echo \$pid >\"$TRASH/ns.pid\"
+		kill %1
+	" &&
+	test "$(cat "$TRASH/ns.pid")" -lt 20 &&
+	test "$(wc -l <"$TRASH/ns.tids")" = 6 &&
+	tick=$((1000000000 / $(getconf CLK_TCK))) &&
+	while read -r tid f a b; do
+		if [ "$f" = creation_time ]; then
+			test "$a" -ge $((b - 1000000)) &&
+			test "$a" -lt $((b + tick + 1000000))
+		else
+			test "$a" = "$b"
+		fi || { echo "thread $tid: $f $a on bpf, $b on procfs"; return 1; }
+	done <"$TRASH/ns.values" &&
+	test "$(wc -l <"$TRASH/ns.values")" = 24 &&
+	table_columns "$TRASH/ns.bpf.table" >bpf.cols &&
+	table_columns "$TRASH/ns.procfs.table" >procfs.cols &&
+	test_cmp procfs.cols bpf.cols &&
+	sums_hold "$TRASH/ns.bpf.table" "$HZ"
+'
+
+test_expect_success 'cleanup' '
+	kill "$BORN" &&
+	{ wait "$BORN"; test $? = 143; } &&
+	unmount_timingfs_on TB "$B" && test "$TB_STATUS" = 0 &&
+	unmount_timingfs_on TP "$P" && test "$TP_STATUS" = 0
+'
+
+test_done
