@@ -56,9 +56,13 @@ sums_hold() {
 	} END { exit bad || !n }" "$1"
 }
 
+# Both count cycles at one TSC frequency, given: each would calibrate
+# its own, and their cycles differ then by a unit of rounding.
 test_expect_success 'setup: both mounts, and threads that sleep' '
-	write_config "$TRASH/bpf.conf" format.units=unix sources.tasks=bpf &&
-	write_config "$TRASH/procfs.conf" format.units=unix sources.tasks=procfs &&
+	write_config "$TRASH/bpf.conf" format.units=unix sources.tasks=bpf \
+		clock.tsc_hz=3000000000 &&
+	write_config "$TRASH/procfs.conf" format.units=unix \
+		sources.tasks=procfs clock.tsc_hz=3000000000 &&
 	start_timingfs_on TB "$B" -c "$TRASH/bpf.conf" &&
 	start_timingfs_on TP "$P" -c "$TRASH/procfs.conf" &&
 	grep -x "task_source bpf" "$B/info" &&
