@@ -970,6 +970,68 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 }
 
 /*
+ * The times of thread @t of a pass, as engine_task_times() gives them
+ * with TASK_ALL; *@due when the history is due a sweep.
+ */
+static void pass_times(struct engine *e, const struct taskpass_task *t,
+		       struct task_times *out, bool *due)
+{
+	uint64_t tick_ns = NSEC_PER_SEC / e->clk_tck, ticks, u, s, boot_ns;
+
+	memset(out, 0, sizeof(*out));
+	ticks = t->start_boot_ns / tick_ns;
+	taskpass_adjust(t, &u, &s);
+	out->cpu_ns = t->runtime_ns;
+	task_split(out->cpu_ns, u / tick_ns, s / tick_ns, &out->kernel_ns,
+		   &out->user_ns);
+	*due |= task_history_clamp(&e->history, t->tgid, t->tid, ticks,
+				   &out->kernel_ns, &out->user_ns);
+	out->cpu_ns = out->kernel_ns + out->user_ns;
+	out->cycles = units_ns_to_cycles(out->cpu_ns, e->tsc_hz);
+	out->creation_ns = start_creation_ns(e, ticks + 1);
+	*due |= task_history_set_born(&e->history, t->tgid, t->tid, ticks,
+				      t->start_boot_ns ? t->start_boot_ns : 1);
+	out->created_ns = out->creation_ns;
+	if (task_history_born(&e->history, t->tgid, t->tid, ticks, &boot_ns) &&
+	    boot_ns != TASK_BORN_NONE)
+		out->created_ns = e->boot_exact_ns + boot_ns;
+}
+
+int engine_threads_pass(struct engine *e, pid_t pid,
+			int (*fn)(void *ctx, pid_t tid,
+				  const struct task_times *t),
+			void *ctx)
+{
+	struct taskpass_task *task;
+	struct task_times times;
+	bool due = false;
+	size_t n, i;
+	int ret;
+
+	if (!e->pass)
+		return -ENOSYS;
+	ret = taskpass_run(e->pass, &task, &n);
+	if (ret < 0)
+		return ret;
+	/* Its main thread, or a process the pass does not show. */
+	if (!taskpass_find(task, n, pid) ||
+	    taskpass_find(task, n, pid)->tgid != pid) {
+		free(task);
+		return -ENOSYS;
+	}
+	for (i = 0; i < n && ret == 0; i++) {
+		if (task[i].tgid != pid)
+			continue;
+		pass_times(e, &task[i], &times, &due);
+		ret = fn(ctx, task[i].tid, &times);
+	}
+	free(task);
+	if (due)
+		task_history_sweep(&e->history);
+	return ret;
+}
+
+/*
  * Call @fn for each canonical numeric entry of directory @path. Out of
  * descriptors, -EMFILE or -ENFILE (after one more try with the kept
  * task files closed): never an empty listing.

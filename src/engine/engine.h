@@ -263,6 +263,21 @@ uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
 				 uint64_t start_boot_ns);
 
 /*
+ * engine_threads_pass - the times of every live thread of process @pid,
+ * as engine_task_times(@pid, tid, TASK_ALL) would give them, from one
+ * pass of the task iterator: @fn(@ctx, tid, times) for each, in the
+ * order of their numbers; it stops at the first nonzero return of @fn,
+ * and returns it. The split is the one /proc/.../stat would give at the
+ * pass (taskpass_adjust()), clamped as engine_task_times() clamps it.
+ * -ENOSYS when there is no pass here or it lacks the process (the caller
+ * reads procfs), -ENOMEM, -EIO.
+ */
+int engine_threads_pass(struct engine *e, pid_t pid,
+			int (*fn)(void *ctx, pid_t tid,
+				  const struct task_times *t),
+			void *ctx);
+
+/*
  * engine_for_each_process / engine_for_each_thread - call @fn for
  * every process in PROC (thread-group leaders only, as /proc lists them),
  * or every thread of process @pid, in the order the directory gives. Iteration stops early when @fn returns nonzero,

@@ -194,6 +194,8 @@ int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 			.runtime_ns = rec.runtime_ns,
 			.utime_ns = rec.utime_ns,
 			.stime_ns = rec.stime_ns,
+			.prev_utime_ns = rec.prev_utime_ns,
+			.prev_stime_ns = rec.prev_stime_ns,
 		};
 	}
 	free(buf);
@@ -201,6 +203,36 @@ int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 	*tasks = out;
 	*count = n;
 	return 0;
+}
+
+void taskpass_adjust(const struct taskpass_task *t, uint64_t *utime_ns,
+		     uint64_t *stime_ns)
+{
+	uint64_t rtime = t->runtime_ns, s = t->stime_ns, u = t->utime_ns;
+
+	/* Not more than the runtime shown last: those shares stand. */
+	if (t->prev_stime_ns + t->prev_utime_ns >= rtime) {
+		*utime_ns = t->prev_utime_ns;
+		*stime_ns = t->prev_stime_ns;
+		return;
+	}
+	/* No tick of one kind yet: all of it is the other. */
+	if (!s)
+		s = 0;
+	else if (!u)
+		s = rtime;
+	else
+		s = (uint64_t)((unsigned __int128)s * rtime / (s + u));
+	/* Neither share goes back. */
+	if (s < t->prev_stime_ns)
+		s = t->prev_stime_ns;
+	u = rtime - s;
+	if (u < t->prev_utime_ns) {
+		u = t->prev_utime_ns;
+		s = rtime - u;
+	}
+	*utime_ns = u;
+	*stime_ns = s;
 }
 
 const struct taskpass_task *taskpass_find(const struct taskpass_task *tasks,

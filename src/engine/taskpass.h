@@ -39,6 +39,10 @@ struct taskpass_task {
 	uint64_t start_boot_ns; /* its start, ns since boot (CLOCK_BOOTTIME) */
 	uint64_t runtime_ns; /* its CPU time, ns */
 	uint64_t utime_ns, stime_ns; /* raw, not scaled (above) */
+	/* The scaled shares /proc showed last (the kernel's prev_cputime),
+	 * from which taskpass_adjust() goes on; 0 where the kernel has
+	 * none. */
+	uint64_t prev_utime_ns, prev_stime_ns;
 };
 
 struct taskpass;
@@ -60,6 +64,16 @@ void taskpass_close(struct taskpass *p);
  */
 int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 		 size_t *count);
+
+/*
+ * taskpass_adjust - the user and system shares of @t's runtime that
+ * /proc/.../stat would give at the pass, before it turns them into
+ * clock ticks: the raw shares scaled to the runtime, never less than
+ * the shares it showed last, as the kernel's cputime_adjust() makes
+ * them (kernel/sched/cputime.c).
+ */
+void taskpass_adjust(const struct taskpass_task *t, uint64_t *utime_ns,
+		     uint64_t *stime_ns);
 
 /*
  * taskpass_find - the task @tid in @tasks (sorted, @count of them), or

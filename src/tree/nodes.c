@@ -447,6 +447,7 @@ struct table {
 	struct seen processes; /* the processes met alive */
 	uint64_t born; /* when the process was made */
 	bool have_born; /* born from its main thread's line */
+	bool one_pass; /* a process's threads from one pass (threads.table) */
 };
 
 /* Collect what is met alive only where kept tasks may be added to it. */
@@ -455,30 +456,48 @@ static int table_saw(struct table *t, struct seen *s, pid_t nr)
 	return t->r->env->exited ? seen_add(s, nr) : 0;
 }
 
-/* A thread's line; a thread that exited meanwhile has none. */
-static int table_thread(void *ctx, pid_t tid)
+/* Thread @tid's line, of times @times. */
+static int table_row(struct table *t, pid_t tid, const struct task_times *times)
 {
-	struct table *t = ctx;
-	struct engine *e = t->r->env->engine;
-	struct task_times times;
 	int nr, ret;
 
 	nr = view_from_daemon(t->r->view, tid);
 	if (nr < 0)
 		return 0;
-	ret = engine_task_times(e, t->pid, tid, TASK_ALL, &times);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
 	ret = table_saw(t, &t->threads, nr);
 	if (ret < 0)
 		return ret;
 	if (tid == t->pid) { /* the process starts with its main thread */
-		t->born = times.creation_ns;
+		t->born = times->creation_ns;
 		t->have_born = true;
 	}
-	return render_table_row(t->b, engine_units(e), t->nr, nr, &times);
+	return render_table_row(t->b, engine_units(t->r->env->engine), t->nr,
+				nr, times);
+}
+
+/* A thread's line from a pass of the task iterator. */
+static int table_pass_thread(void *ctx, pid_t tid,
+			     const struct task_times *times)
+{
+	return table_row(ctx, tid, times);
+}
+
+/* A thread's line; a thread that exited meanwhile has none. */
+static int table_thread(void *ctx, pid_t tid)
+{
+	struct table *t = ctx;
+	struct task_times times;
+	int ret;
+
+	if (view_from_daemon(t->r->view, tid) < 0)
+		return 0;
+	ret = engine_task_times(t->r->env->engine, t->pid, tid, TASK_ALL,
+				&times);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return table_row(t, tid, &times);
 }
 
 /* A kept thread's line, unless it was met alive. */
@@ -505,7 +524,11 @@ static int table_process(struct table *t)
 
 	t->threads.count = 0;
 	t->have_born = false;
-	if (t->pid > 0)
+	/* Every thread's times from one pass where the engine has one. */
+	if (t->pid > 0 && t->one_pass)
+		ret = engine_threads_pass(t->r->env->engine, t->pid,
+					  table_pass_thread, t);
+	if (t->pid > 0 && (!t->one_pass || ret == -ENOSYS))
 		ret = engine_for_each_thread(t->r->env->engine, t->pid,
 					     table_thread, t);
 	if (ret < 0 && ret != -ENOENT)
@@ -519,9 +542,11 @@ static int table_process(struct table *t)
 
 int show_threads_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = {
-		.r = r, .b = b, .nr = node_pid(n), .only_uid = VIEW_ALL_UIDS
-	};
+	struct table t = { .r = r,
+			   .b = b,
+			   .nr = node_pid(n),
+			   .only_uid = VIEW_ALL_UIDS,
+			   .one_pass = true };
 	struct exited_task x;
 	int ret;
 

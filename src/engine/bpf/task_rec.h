@@ -15,6 +15,8 @@ struct task_rec {
 	__u64 runtime_ns; /* se.sum_exec_runtime: CPU time, ns */
 	__u64 utime_ns; /* the raw user and system shares (not scaled) */
 	__u64 stime_ns;
+	__u64 prev_utime_ns; /* the shares /proc showed last (prev_cputime) */
+	__u64 prev_stime_ns;
 };
 
 #endif

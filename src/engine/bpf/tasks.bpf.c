@@ -23,6 +23,11 @@ struct sched_entity {
 	__u64 sum_exec_runtime;
 } __attribute__((preserve_access_index));
 
+struct prev_cputime {
+	__u64 utime;
+	__u64 stime;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
@@ -30,6 +35,7 @@ struct task_struct {
 	__u64 utime;
 	__u64 stime;
 	struct sched_entity se;
+	struct prev_cputime prev_cputime;
 } __attribute__((preserve_access_index));
 
 struct bpf_iter_meta {
@@ -58,6 +64,12 @@ int task_times(struct bpf_iter__task *ctx)
 	r.runtime_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
 	r.utime_ns = BPF_CORE_READ(t, utime);
 	r.stime_ns = BPF_CORE_READ(t, stime);
+	r.prev_utime_ns = 0;
+	r.prev_stime_ns = 0;
+	if (bpf_core_field_exists(t->prev_cputime)) {
+		r.prev_utime_ns = BPF_CORE_READ(t, prev_cputime.utime);
+		r.prev_stime_ns = BPF_CORE_READ(t, prev_cputime.stime);
+	}
 	bpf_seq_write(seq, &r, sizeof(r));
 	return 0;
 }
