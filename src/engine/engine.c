@@ -77,6 +77,9 @@ struct task_fd {
  * below, written and read whole without a lock.
  */
 #define START_MEMO_SLOTS 4096
+
+/* A process's threads are read in one pass from a 32nd of the tasks on. */
+#define PASS_PAYS_RATIO 32
 #define START_TICKS_BITS 42
 
 struct engine {
@@ -91,6 +94,8 @@ struct engine {
 	struct taskpass *pass; /* the task iterator; NULL: procfs alone */
 	const char *task_source; /* "bpf" or "procfs" */
 	char task_source_why[200]; /* why not bpf, asked for and not had */
+	size_t pass_tasks; /* atomic: the tasks of the last pass */
+	uint64_t passes; /* atomic: passes made */
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
@@ -215,6 +220,13 @@ size_t engine_history_sweep(struct engine *e)
 	return task_history_sweep(&e->history);
 }
 
+/* One pass of the task iterator (taskpass_run()), counted. */
+static int run_pass(struct engine *e, struct taskpass_task **task, size_t *n)
+{
+	__atomic_add_fetch(&e->passes, 1, __ATOMIC_RELAXED);
+	return taskpass_run(e->pass, task, n);
+}
+
 /*
  * Whether a pass of the task iterator gives this process the start its
  * stat gives (not in a time namespace of its own, numbered as the
@@ -240,7 +252,7 @@ static int same_starts(struct engine *e, char *why, size_t whylen)
 		return -EIO;
 	}
 	fclose(f);
-	ret = taskpass_run(e->pass, &task, &n);
+	ret = run_pass(e, &task, &n);
 	if (ret < 0) {
 		snprintf(why, whylen, "a pass of the task iterator: %s",
 			 strerror(-ret));
@@ -392,6 +404,7 @@ void engine_get_info(const struct engine *e, struct engine_info *info)
 	info->idle_source = idle_source(&e->idle);
 	info->task_source = e->task_source;
 	info->task_source_why = e->task_source_why;
+	info->task_passes = __atomic_load_n(&e->passes, __ATOMIC_RELAXED);
 	info->group_max_size = e->opts.group_max_size;
 	info->group_count = e->topo.ngroups;
 	info->units = engine_units(e);
@@ -725,7 +738,7 @@ static void learn_starts(struct engine *e, pid_t pid, pid_t tid,
 	bool due = false;
 	size_t n, i;
 
-	if (taskpass_run(e->pass, &task, &n) < 0) {
+	if (run_pass(e, &task, &n) < 0) {
 		due = task_history_set_born(&e->history, pid, tid, start_ticks,
 					    TASK_BORN_NONE);
 		goto out;
@@ -997,6 +1010,28 @@ static void pass_times(struct engine *e, const struct taskpass_task *t,
 		out->created_ns = e->boot_exact_ns + boot_ns;
 }
 
+/*
+ * Whether one pass over every task of the machine costs process @pid's
+ * table less than reading each of its threads' files: a task costs a
+ * pass about 0.1 us, a thread's stat and schedstat about 6 us, so the
+ * pass pays once the process has a 32nd of the machine's tasks (as the
+ * last pass counted them; the first pass is made). Its threads are
+ * counted by its task directory's links (procfs: two and a thread each).
+ */
+static bool pass_pays(struct engine *e, pid_t pid)
+{
+	size_t tasks = __atomic_load_n(&e->pass_tasks, __ATOMIC_RELAXED);
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!tasks)
+		return true;
+	task_path(e, path, sizeof(path), pid, 0, "task");
+	if (stat(path, &st) < 0 || st.st_nlink < 2)
+		return true; /* the pass says what there is */
+	return (size_t)(st.st_nlink - 2) * PASS_PAYS_RATIO >= tasks;
+}
+
 int engine_threads_pass(struct engine *e, pid_t pid,
 			int (*fn)(void *ctx, pid_t tid,
 				  const struct task_times *t),
@@ -1008,11 +1043,12 @@ int engine_threads_pass(struct engine *e, pid_t pid,
 	size_t n, i;
 	int ret;
 
-	if (!e->pass)
+	if (!e->pass || !pass_pays(e, pid))
 		return -ENOSYS;
-	ret = taskpass_run(e->pass, &task, &n);
+	ret = run_pass(e, &task, &n);
 	if (ret < 0)
 		return ret;
+	__atomic_store_n(&e->pass_tasks, n, __ATOMIC_RELAXED);
 	/* Its main thread, or a process the pass does not show. */
 	if (!taskpass_find(task, n, pid) ||
 	    taskpass_find(task, n, pid)->tgid != pid) {

@@ -83,6 +83,7 @@ struct engine_info {
 	const char *task_source; /* "bpf" or "procfs" */
 	/* Why not bpf, when asked for (auto) and not had; else "". */
 	const char *task_source_why;
+	uint64_t task_passes; /* passes of the task iterator made so far */
 	unsigned int group_max_size;
 	unsigned int group_count;
 	enum units units;
@@ -269,8 +270,11 @@ uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
  * order of their numbers; it stops at the first nonzero return of @fn,
  * and returns it. The split is the one /proc/.../stat would give at the
  * pass (taskpass_adjust()), clamped as engine_task_times() clamps it.
- * -ENOSYS when there is no pass here or it lacks the process (the caller
- * reads procfs), -ENOMEM, -EIO.
+ * -ENOSYS when there is no pass here, when the process has too few
+ * threads for a pass over every task of the machine to cost less than
+ * reading their files (fewer than a 32nd of the tasks the last pass
+ * counted), or when the pass lacks the process: the caller reads
+ * procfs. -ENOMEM, -EIO.
  */
 int engine_threads_pass(struct engine *e, pid_t pid,
 			int (*fn)(void *ctx, pid_t tid,

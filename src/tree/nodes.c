@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "access.h"
@@ -232,6 +233,10 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	(void)n;
 	engine_get_info(env->engine, &info);
 	ret = render_info(b, TIMINGFS_VERSION, &info);
+	/* How many passes of the task iterator the engine made. */
+	if (ret == 0 && strcmp(info.task_source, "bpf") == 0)
+		ret = rbuf_printf(b, "task_passes %llu\n",
+				  (unsigned long long)info.task_passes);
 	if (ret == 0 && views_pinned(env->views))
 		ret = rbuf_printf(b, "pidns %llu\n",
 				  (unsigned long long)views_pinned(env->views));
