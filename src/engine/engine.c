@@ -997,17 +997,16 @@ static void pass_times(struct engine *e, const struct taskpass_task *t,
 	out->cpu_ns = t->runtime_ns;
 	task_split(out->cpu_ns, u / tick_ns, s / tick_ns, &out->kernel_ns,
 		   &out->user_ns);
-	*due |= task_history_clamp(&e->history, t->tgid, t->tid, ticks,
-				   &out->kernel_ns, &out->user_ns);
+	/* One hold of the history for the clamp and the start. */
+	boot_ns = t->start_boot_ns ? t->start_boot_ns : 1;
+	*due |= task_history_record(&e->history, t->tgid, t->tid, ticks,
+				    &out->kernel_ns, &out->user_ns, &boot_ns);
 	out->cpu_ns = out->kernel_ns + out->user_ns;
 	out->cycles = units_ns_to_cycles(out->cpu_ns, e->tsc_hz);
 	out->creation_ns = start_creation_ns(e, ticks + 1);
-	*due |= task_history_set_born(&e->history, t->tgid, t->tid, ticks,
-				      t->start_boot_ns ? t->start_boot_ns : 1);
-	out->created_ns = out->creation_ns;
-	if (task_history_born(&e->history, t->tgid, t->tid, ticks, &boot_ns) &&
-	    boot_ns != TASK_BORN_NONE)
-		out->created_ns = e->boot_exact_ns + boot_ns;
+	out->created_ns = boot_ns == TASK_BORN_NONE ?
+				  out->creation_ns :
+				  e->boot_exact_ns + boot_ns;
 }
 
 /*
@@ -1037,6 +1036,7 @@ int engine_threads_pass(struct engine *e, pid_t pid,
 				  const struct task_times *t),
 			void *ctx)
 {
+	const struct taskpass_task *main_thread;
 	struct taskpass_task *task;
 	struct task_times times;
 	bool due = false;
@@ -1050,8 +1050,8 @@ int engine_threads_pass(struct engine *e, pid_t pid,
 		return ret;
 	__atomic_store_n(&e->pass_tasks, n, __ATOMIC_RELAXED);
 	/* Its main thread, or a process the pass does not show. */
-	if (!taskpass_find(task, n, pid) ||
-	    taskpass_find(task, n, pid)->tgid != pid) {
+	main_thread = taskpass_find(task, n, pid);
+	if (!main_thread || main_thread->tgid != pid) {
 		free(task);
 		return -ENOSYS;
 	}

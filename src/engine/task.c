@@ -282,22 +282,35 @@ static struct history_entry *history_of(struct task_history *h, pid_t pid,
 	return x;
 }
 
-bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
-			uint64_t start_ticks, uint64_t *kernel_ns,
-			uint64_t *user_ns)
+bool task_history_record(struct task_history *h, pid_t pid, pid_t tid,
+			 uint64_t start_ticks, uint64_t *kernel_ns,
+			 uint64_t *user_ns, uint64_t *boot_ns)
 {
 	struct history_entry *x;
 	bool due = false;
 
 	pthread_mutex_lock(&h->lock);
 	x = history_of(h, pid, tid, start_ticks, &due);
-	if (x) {
+	if (x && kernel_ns) {
 		clamp_to(x, kernel_ns, user_ns); /* a new entry's: nothing */
 		x->kernel_ns = *kernel_ns;
 		x->user_ns = *user_ns;
 	}
+	if (x && boot_ns) {
+		if (!x->born_boot_ns)
+			x->born_boot_ns = *boot_ns; /* the first one stays */
+		*boot_ns = x->born_boot_ns;
+	}
 	pthread_mutex_unlock(&h->lock);
 	return due;
+}
+
+bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
+			uint64_t start_ticks, uint64_t *kernel_ns,
+			uint64_t *user_ns)
+{
+	return task_history_record(h, pid, tid, start_ticks, kernel_ns, user_ns,
+				   NULL);
 }
 
 /* Which task an entry was, copied out for a sweep. */
@@ -434,15 +447,8 @@ bool task_history_born(struct task_history *h, pid_t pid, pid_t tid,
 bool task_history_set_born(struct task_history *h, pid_t pid, pid_t tid,
 			   uint64_t start_ticks, uint64_t boot_ns)
 {
-	struct history_entry *x;
-	bool due = false;
-
-	pthread_mutex_lock(&h->lock);
-	x = history_of(h, pid, tid, start_ticks, &due);
-	if (x && !x->born_boot_ns)
-		x->born_boot_ns = boot_ns; /* the first one stays */
-	pthread_mutex_unlock(&h->lock);
-	return due;
+	return task_history_record(h, pid, tid, start_ticks, NULL, NULL,
+				   &boot_ns);
 }
 
 size_t task_history_count(struct task_history *h)

@@ -176,6 +176,17 @@ bool task_history_born(struct task_history *h, pid_t pid, pid_t tid,
 bool task_history_set_born(struct task_history *h, pid_t pid, pid_t tid,
 			   uint64_t start_ticks, uint64_t boot_ns);
 
+/*
+ * task_history_record - task_history_clamp() of *@kernel_ns and
+ * *@user_ns (unless NULL) and task_history_set_born() of *@boot_ns
+ * (unless NULL) under one hold of the lock; *@boot_ns is then the start
+ * recorded for the task (the first stays), unchanged where none could
+ * be. Returns true when the history is due a sweep. Thread safe.
+ */
+bool task_history_record(struct task_history *h, pid_t pid, pid_t tid,
+			 uint64_t start_ticks, uint64_t *kernel_ns,
+			 uint64_t *user_ns, uint64_t *boot_ns);
+
 /* task_history_count - the entries held now. Thread safe. */
 size_t task_history_count(struct task_history *h);
 

@@ -216,13 +216,12 @@ void taskpass_adjust(const struct taskpass_task *t, uint64_t *utime_ns,
 		*stime_ns = t->prev_stime_ns;
 		return;
 	}
-	/* No tick of one kind yet: all of it is the other. */
-	if (!s)
-		s = 0;
-	else if (!u)
-		s = rtime;
-	else
+	/* The system share scaled; with no tick of one kind yet, all of
+	 * the runtime is the other kind. */
+	if (s && u)
 		s = (uint64_t)((unsigned __int128)s * rtime / (s + u));
+	else if (s)
+		s = rtime;
 	/* Neither share goes back. */
 	if (s < t->prev_stime_ns)
 		s = t->prev_stime_ns;
