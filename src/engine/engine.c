@@ -258,7 +258,7 @@ static int same_starts(struct engine *e, char *why, size_t whylen)
 			 strerror(-ret));
 		return ret;
 	}
-	me = taskpass_find(task, n, getpid());
+	me = taskpass_find(task, n, getpid(), getpid());
 	ret = me && me->start_boot_ns / tick_ns == st.start_ticks ? 0 : -EXDEV;
 	free(task);
 	if (ret < 0)
@@ -744,9 +744,8 @@ static void learn_starts(struct engine *e, pid_t pid, pid_t tid,
 		goto out;
 	}
 	/* Another task with the number by now: none of the pass's. */
-	me = taskpass_find(task, n, tid ? tid : pid);
-	if (me &&
-	    (me->tgid != pid || me->start_boot_ns / tick_ns != start_ticks))
+	me = taskpass_find(task, n, pid, tid ? tid : pid);
+	if (me && me->start_boot_ns / tick_ns != start_ticks)
 		me = NULL;
 	for (i = 0; i < n; i++) {
 		ticks = task[i].start_boot_ns / tick_ns;
@@ -1009,26 +1008,87 @@ static void pass_times(struct engine *e, const struct taskpass_task *t,
 				  e->boot_exact_ns + boot_ns;
 }
 
+struct engine_pass {
+	struct taskpass_task *task; /* by process, then by thread */
+	size_t count;
+};
+
+bool engine_pass_pays(struct engine *e, size_t threads)
+{
+	size_t tasks = __atomic_load_n(&e->pass_tasks, __ATOMIC_RELAXED);
+
+	return e->pass && threads * PASS_PAYS_RATIO >= tasks;
+}
+
 /*
- * Whether one pass over every task of the machine costs process @pid's
- * table less than reading each of its threads' files: a task costs a
- * pass about 0.1 us, a thread's stat and schedstat about 6 us, so the
- * pass pays once the process has a 32nd of the machine's tasks (as the
- * last pass counted them; the first pass is made). Its threads are
- * counted by its task directory's links (procfs: two and a thread each).
+ * Whether a pass costs process @pid's table less than reading its
+ * threads' files (engine_pass_pays()): its threads are counted by its
+ * task directory's links (procfs: two and a thread each).
  */
 static bool pass_pays(struct engine *e, pid_t pid)
 {
-	size_t tasks = __atomic_load_n(&e->pass_tasks, __ATOMIC_RELAXED);
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (!tasks)
-		return true;
+	if (!e->pass)
+		return false;
 	task_path(e, path, sizeof(path), pid, 0, "task");
 	if (stat(path, &st) < 0 || st.st_nlink < 2)
 		return true; /* the pass says what there is */
-	return (size_t)(st.st_nlink - 2) * PASS_PAYS_RATIO >= tasks;
+	return engine_pass_pays(e, st.st_nlink - 2);
+}
+
+int engine_pass_take(struct engine *e, struct engine_pass **out)
+{
+	struct engine_pass *p;
+	int ret;
+
+	if (!e->pass)
+		return -ENOSYS;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = run_pass(e, &p->task, &p->count);
+	if (ret < 0) {
+		free(p);
+		return ret;
+	}
+	__atomic_store_n(&e->pass_tasks, p->count, __ATOMIC_RELAXED);
+	*out = p;
+	return 0;
+}
+
+void engine_pass_free(struct engine_pass *p)
+{
+	if (!p)
+		return;
+	free(p->task);
+	free(p);
+}
+
+int engine_pass_threads(struct engine *e, const struct engine_pass *p,
+			pid_t pid,
+			int (*fn)(void *ctx, pid_t tid,
+				  const struct task_times *t),
+			void *ctx)
+{
+	struct task_times times;
+	size_t first, n, i;
+	bool due = false;
+	int ret = 0;
+
+	/* A process the pass does not show, or shows without its main
+	 * thread (started meanwhile, or a number taken again). */
+	n = taskpass_process(p->task, p->count, pid, &first);
+	if (!taskpass_find(p->task + first, n, pid, pid))
+		return -ENOSYS;
+	for (i = first; i < first + n && ret == 0; i++) {
+		pass_times(e, &p->task[i], &times, &due);
+		ret = fn(ctx, p->task[i].tid, &times);
+	}
+	if (due)
+		task_history_sweep(&e->history);
+	return ret;
 }
 
 int engine_threads_pass(struct engine *e, pid_t pid,
@@ -1036,34 +1096,16 @@ int engine_threads_pass(struct engine *e, pid_t pid,
 				  const struct task_times *t),
 			void *ctx)
 {
-	const struct taskpass_task *main_thread;
-	struct taskpass_task *task;
-	struct task_times times;
-	bool due = false;
-	size_t n, i;
+	struct engine_pass *p;
 	int ret;
 
-	if (!e->pass || !pass_pays(e, pid))
+	if (!pass_pays(e, pid))
 		return -ENOSYS;
-	ret = run_pass(e, &task, &n);
+	ret = engine_pass_take(e, &p);
 	if (ret < 0)
 		return ret;
-	__atomic_store_n(&e->pass_tasks, n, __ATOMIC_RELAXED);
-	/* Its main thread, or a process the pass does not show. */
-	main_thread = taskpass_find(task, n, pid);
-	if (!main_thread || main_thread->tgid != pid) {
-		free(task);
-		return -ENOSYS;
-	}
-	for (i = 0; i < n && ret == 0; i++) {
-		if (task[i].tgid != pid)
-			continue;
-		pass_times(e, &task[i], &times, &due);
-		ret = fn(ctx, task[i].tid, &times);
-	}
-	free(task);
-	if (due)
-		task_history_sweep(&e->history);
+	ret = engine_pass_threads(e, p, pid, fn, ctx);
+	engine_pass_free(p);
 	return ret;
 }
 

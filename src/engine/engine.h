@@ -264,17 +264,54 @@ uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
 				 uint64_t start_boot_ns);
 
 /*
- * engine_threads_pass - the times of every live thread of process @pid,
- * as engine_task_times(@pid, tid, TASK_ALL) would give them, from one
- * pass of the task iterator: @fn(@ctx, tid, times) for each, in the
- * order of their numbers; it stops at the first nonzero return of @fn,
- * and returns it. The split is the one /proc/.../stat would give at the
- * pass (taskpass_adjust()), clamped as engine_task_times() clamps it.
- * -ENOSYS when there is no pass here, when the process has too few
- * threads for a pass over every task of the machine to cost less than
- * reading their files (fewer than a 32nd of the tasks the last pass
- * counted), or when the pass lacks the process: the caller reads
- * procfs. -ENOMEM, -EIO.
+ * One pass of the task iterator, kept by a caller that reads the
+ * threads of many processes from it (proc/table): every task's times as
+ * they were at one instant, which engine_pass_threads() gives process
+ * by process.
+ */
+struct engine_pass;
+
+/*
+ * engine_pass_pays - whether one pass over every task of the machine
+ * costs less than reading the files of @threads threads: a task costs a
+ * pass about 0.1 us, a thread's stat and schedstat about 6 us, so it
+ * pays from a 32nd of the tasks the last pass counted (from any number
+ * before the first pass). False where @e has no task iterator.
+ */
+bool engine_pass_pays(struct engine *e, size_t threads);
+
+/*
+ * engine_pass_take - make a pass of @e's task iterator, into *@out
+ * (engine_pass_free() it). -ENOSYS when @e reads procfs alone, -ENOMEM,
+ * -EIO.
+ */
+int engine_pass_take(struct engine *e, struct engine_pass **out);
+
+/* engine_pass_free - release @p; NULL is allowed. */
+void engine_pass_free(struct engine_pass *p);
+
+/*
+ * engine_pass_threads - the times of every thread of process @pid that
+ * pass @p saw, as engine_task_times(@pid, tid, TASK_ALL) would give
+ * them then: @fn(@ctx, tid, times) for each, in the order of their
+ * numbers; it stops at the first nonzero return of @fn, and returns
+ * it. The split is the one /proc/.../stat gave at the pass
+ * (taskpass_adjust()), clamped as engine_task_times() clamps it, and
+ * every start seen is recorded (TASK_BORN). -ENOSYS when the pass lacks
+ * the process or its main thread (it started after the pass, or a pass
+ * skips it): the caller reads procfs.
+ */
+int engine_pass_threads(struct engine *e, const struct engine_pass *p,
+			pid_t pid,
+			int (*fn)(void *ctx, pid_t tid,
+				  const struct task_times *t),
+			void *ctx);
+
+/*
+ * engine_threads_pass - engine_pass_threads() of a pass of its own,
+ * where one pays for process @pid (engine_pass_pays() of the threads
+ * its task directory counts); else -ENOSYS, as when the pass lacks the
+ * process: the caller reads procfs. -ENOMEM, -EIO.
  */
 int engine_threads_pass(struct engine *e, pid_t pid,
 			int (*fn)(void *ctx, pid_t tid,

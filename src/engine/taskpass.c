@@ -117,10 +117,12 @@ void taskpass_close(struct taskpass *p)
 	free(p);
 }
 
-static int by_tid(const void *a, const void *b)
+static int by_process(const void *a, const void *b)
 {
 	const struct taskpass_task *x = a, *y = b;
 
+	if (x->tgid != y->tgid)
+		return (x->tgid > y->tgid) - (x->tgid < y->tgid);
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
@@ -199,7 +201,7 @@ int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 		};
 	}
 	free(buf);
-	qsort(out, n, sizeof(*out), by_tid);
+	qsort(out, n, sizeof(*out), by_process);
 	*tasks = out;
 	*count = n;
 	return 0;
@@ -235,9 +237,28 @@ void taskpass_adjust(const struct taskpass_task *t, uint64_t *utime_ns,
 }
 
 const struct taskpass_task *taskpass_find(const struct taskpass_task *tasks,
-					  size_t count, pid_t tid)
+					  size_t count, pid_t tgid, pid_t tid)
 {
-	struct taskpass_task key = { .tid = tid };
+	struct taskpass_task key = { .tgid = tgid, .tid = tid };
 
-	return bsearch(&key, tasks, count, sizeof(*tasks), by_tid);
+	return bsearch(&key, tasks, count, sizeof(*tasks), by_process);
+}
+
+size_t taskpass_process(const struct taskpass_task *tasks, size_t count,
+			pid_t tgid, size_t *first)
+{
+	size_t lo = 0, hi = count, end;
+
+	while (lo < hi) { /* the first of @tgid or after it */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tasks[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < count && tasks[end].tgid == tgid; end++)
+		;
+	*first = lo;
+	return end - lo;
 }

@@ -59,7 +59,8 @@ void taskpass_close(struct taskpass *p);
 
 /*
  * taskpass_run - one pass: every task the iterator shows, in a new
- * array (the caller frees it) sorted by tid, and their count. 0, or
+ * array (the caller frees it) sorted by process (tgid) and in a
+ * process by tid, and their count. 0, or
  * -ENOMEM, or -EIO when the iterator's file cannot be made or read.
  */
 int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
@@ -76,10 +77,18 @@ void taskpass_adjust(const struct taskpass_task *t, uint64_t *utime_ns,
 		     uint64_t *stime_ns);
 
 /*
- * taskpass_find - the task @tid in @tasks (sorted, @count of them), or
- * NULL.
+ * taskpass_find - thread @tid of process @tgid in @tasks (a pass's,
+ * @count of them), or NULL.
  */
 const struct taskpass_task *taskpass_find(const struct taskpass_task *tasks,
-					  size_t count, pid_t tid);
+					  size_t count, pid_t tgid, pid_t tid);
+
+/*
+ * taskpass_process - the threads of process @tgid in @tasks (a pass's,
+ * @count of them): their count, and in *@first the index of the first;
+ * they follow it in the order of their numbers.
+ */
+size_t taskpass_process(const struct taskpass_task *tasks, size_t count,
+			pid_t tgid, size_t *first);
 
 #endif

@@ -453,6 +453,11 @@ struct table {
 	uint64_t born; /* when the process was made */
 	bool have_born; /* born from its main thread's line */
 	bool one_pass; /* a process's threads from one pass (threads.table) */
+	bool machine; /* every process's threads (proc/table) */
+	/* proc/table's pass of the task iterator, once it pays (NULL:
+	 * procfs), and the threads read from procfs until then */
+	struct engine_pass *pass;
+	size_t procfs_threads;
 };
 
 /* Collect what is met alive only where kept tasks may be added to it. */
@@ -496,6 +501,7 @@ static int table_thread(void *ctx, pid_t tid)
 
 	if (view_from_daemon(t->r->view, tid) < 0)
 		return 0;
+	t->procfs_threads++;
 	ret = engine_task_times(t->r->env->engine, t->pid, tid, TASK_ALL,
 				&times);
 	if (ret == -ENOENT)
@@ -525,17 +531,29 @@ static int table_exited_thread(void *ctx, const struct exited_task *x,
  */
 static int table_process(struct table *t)
 {
-	int ret = 0;
+	struct engine *e = t->r->env->engine;
+	int ret = -ENOSYS;
 
 	t->threads.count = 0;
 	t->have_born = false;
-	/* Every thread's times from one pass where the engine has one. */
+	/* Every thread's times from one pass where the engine has one,
+	 * and it pays: proc/table takes one for the rest of the table
+	 * once what it read of procfs would have paid for it. */
 	if (t->pid > 0 && t->one_pass)
-		ret = engine_threads_pass(t->r->env->engine, t->pid,
-					  table_pass_thread, t);
-	if (t->pid > 0 && (!t->one_pass || ret == -ENOSYS))
-		ret = engine_for_each_thread(t->r->env->engine, t->pid,
-					     table_thread, t);
+		ret = engine_threads_pass(e, t->pid, table_pass_thread, t);
+	if (t->pid > 0 && t->machine && !t->pass &&
+	    engine_pass_pays(e, t->procfs_threads)) {
+		ret = engine_pass_take(e, &t->pass);
+		if (ret < 0)
+			return ret;
+	}
+	if (t->pid > 0 && t->pass)
+		ret = engine_pass_threads(e, t->pass, t->pid, table_pass_thread,
+					  t);
+	if (t->pid > 0 && ret == -ENOSYS)
+		ret = engine_for_each_thread(e, t->pid, table_thread, t);
+	if (t->pid <= 0)
+		ret = 0;
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	if (!t->r->env->exited ||
@@ -609,7 +627,10 @@ static int table_of_exited(void *ctx, const struct exited_task *x,
 
 int show_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = { .r = r, .b = b, .only_uid = request_only_uid(r) };
+	struct table t = { .r = r,
+			   .b = b,
+			   .only_uid = request_only_uid(r),
+			   .machine = true };
 	struct seen kept = { 0 };
 	size_t i;
 	int ret;
@@ -633,6 +654,7 @@ int show_table(struct request *r, const struct node *n, struct rbuf *b)
 			ret = table_process(&t);
 		}
 	}
+	engine_pass_free(t.pass);
 	seen_free(&kept);
 	seen_free(&t.threads);
 	seen_free(&t.processes);
