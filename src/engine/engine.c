@@ -1066,11 +1066,9 @@ void engine_pass_free(struct engine_pass *p)
 	free(p);
 }
 
-int engine_pass_threads(struct engine *e, const struct engine_pass *p,
-			pid_t pid,
-			int (*fn)(void *ctx, pid_t tid,
-				  const struct task_times *t),
-			void *ctx)
+int engine_pass_threads(
+	struct engine *e, const struct engine_pass *p, pid_t pid,
+	int (*fn)(void *ctx, pid_t tid, const struct task_times *t), void *ctx)
 {
 	struct task_times times;
 	size_t first, n, i;

@@ -301,11 +301,9 @@ void engine_pass_free(struct engine_pass *p);
  * the process or its main thread (it started after the pass, or a pass
  * skips it): the caller reads procfs.
  */
-int engine_pass_threads(struct engine *e, const struct engine_pass *p,
-			pid_t pid,
-			int (*fn)(void *ctx, pid_t tid,
-				  const struct task_times *t),
-			void *ctx);
+int engine_pass_threads(
+	struct engine *e, const struct engine_pass *p, pid_t pid,
+	int (*fn)(void *ctx, pid_t tid, const struct task_times *t), void *ctx);
 
 /*
  * engine_threads_pass - engine_pass_threads() of a pass of its own,

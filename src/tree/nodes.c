@@ -627,10 +627,9 @@ static int table_of_exited(void *ctx, const struct exited_task *x,
 
 int show_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = { .r = r,
-			   .b = b,
-			   .only_uid = request_only_uid(r),
-			   .machine = true };
+	struct table t = {
+		.r = r, .b = b, .only_uid = request_only_uid(r), .machine = true
+	};
 	struct seen kept = { 0 };
 	size_t i;
 	int ret;
