@@ -186,6 +186,25 @@ test_expect_success UNSHARE 'a PID namespace: its threads the same on both, in i
 	sums_hold bpf.t "$HZ"
 '
 
+# A kernel before 6.1 cannot scope a pass to a process: the table takes
+# a pass of the whole machine where that pays, with the same lines.
+test_expect_success 'no pass scoped to a process: threads.table the same, from a pass of all' '
+	mkdir -p "$TRASH/unscoped" &&
+	TIMINGFS_TEST_NO_SCOPED_PASS=1 start_timingfs_on TU "$TRASH/unscoped" \
+		-c "$TRASH/bpf.conf" &&
+	grep -x "task_source bpf" "$TRASH/unscoped/info" &&
+	cat "$TRASH/unscoped/proc/table" >/dev/null &&
+	passes=$(sed -n "s/^task_passes //p" "$TRASH/unscoped/info") &&
+	cat "$TRASH/unscoped/proc/$BORN/threads.table" >unscoped.table &&
+	test "$(sed -n "s/^task_passes //p" "$TRASH/unscoped/info")" = \
+		$((passes + 1)) &&
+	cat "$P/proc/$BORN/threads.table" >procfs.table &&
+	table_columns unscoped.table >unscoped.cols &&
+	table_columns procfs.table >procfs.cols &&
+	test_cmp procfs.cols unscoped.cols &&
+	unmount_timingfs_on TU "$TRASH/unscoped" && test "$TU_STATUS" = 0
+'
+
 test_expect_success 'cleanup' '
 	kill "$BORN" &&
 	{ wait "$BORN"; test $? = 143; } &&

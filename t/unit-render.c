@@ -2,6 +2,10 @@
  * unit-render: the exact text of every kind of file, in both units, and
  * outputs far larger than any fixed buffer.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +61,58 @@ static void test_buffer(void)
 	check(b.len == 100002 && b.data[0] == '<' && b.data[100001] == '>' &&
 		      b.data[100002] == '\0' && b.cap > b.len,
 	      "all of it, NUL-terminated");
+	/* A write that does not fit after content keeps the content. */
+	rbuf_free(&b);
+	rbuf_printf(&b, "a1-b");
+	big[100] = '\0';
+	check_int(rbuf_printf(&b, "<%s>", big), 0, "a write past the room");
+	check(b.len == 106 && !strncmp(b.data, "a1-b<xx", 7) &&
+		      b.data[105] == '>' && b.data[106] == '\0',
+	      "the content before it kept, the write whole");
 	free(big);
+	rbuf_free(&b);
+}
+
+/* Table lines written in place are what printf writes, at any size. */
+static void test_table_rows(void)
+{
+	struct task_times t = thread;
+	struct rbuf b;
+	char line[256], *want;
+	size_t at = 0, i;
+	bool same = true;
+
+	want = malloc(5000 * sizeof(line));
+	if (!want)
+		exit(99);
+	rbuf_init(&b);
+	for (i = 0; i < 5000; i++) {
+		t.cycles = i % 3 ? UINT64_MAX - i : i;
+		t.kernel_ns = i * 1000003ULL;
+		t.user_ns = i % 7 ? 0 : UINT64_MAX / 1000;
+		t.created_ns = 1700000050000000000ULL + i;
+		t.exit_ns = i % 2 ? 0 : 1700000099000000000ULL;
+		if (render_table_row(&b, UNITS_UNIX, (int)i * 7, (int)i * 13,
+				     &t) < 0) {
+			same = false;
+			break;
+		}
+		at += (size_t)snprintf(want + at, sizeof(line),
+				       "%zu %zu %llu %llu %llu %llu %llu\n",
+				       i * 7, i * 13,
+				       (unsigned long long)t.cycles,
+				       (unsigned long long)t.kernel_ns,
+				       (unsigned long long)t.user_ns,
+				       (unsigned long long)t.created_ns,
+				       (unsigned long long)t.exit_ns);
+	}
+	check(same && b.len == at && !memcmp(b.data, want, at) &&
+		      b.data[b.len] == '\0',
+	      "5000 table lines, up to 20 digits, as printf writes them");
+	check_int(render_table_row(&b, UNITS_UNIX, -1, 1, &t), -EINVAL,
+		  "a negative number is no line");
+	check(b.len == at, "and writes nothing");
+	free(want);
 	rbuf_free(&b);
 }
 
@@ -306,6 +361,7 @@ static void test_info(void)
 int main(void)
 {
 	test_buffer();
+	test_table_rows();
 	test_values();
 	test_task_files();
 	test_times();

@@ -3,6 +3,7 @@
  * (taskpass.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 struct taskpass {
 	struct tasks_bpf *skel;
 	struct bpf_link *link;
+	bool scoped; /* atomic: the kernel can scope a pass to a process */
 };
 
 /* libbpf's own messages: none; taskpass_open() says what failed. */
@@ -101,6 +103,9 @@ int taskpass_open(struct taskpass **out, char *why, size_t whylen)
 			 strerror(-ret));
 		goto fail;
 	}
+	/* Linux 6.1 scopes a task iterator to one process; simulated
+	 * absent for tests of older kernels. */
+	p->scoped = !getenv("TIMINGFS_TEST_NO_SCOPED_PASS");
 	*out = p;
 	return 0;
 fail:
@@ -161,20 +166,16 @@ static int read_all(int fd, char **buf, size_t *len)
 	return 0;
 }
 
-int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
-		 size_t *count)
+/* The tasks of the iterator's file @fd, into *@tasks (sorted). */
+static int read_pass(int fd, struct taskpass_task **tasks, size_t *count)
 {
 	struct taskpass_task *out;
 	struct task_rec rec;
 	size_t len, n, i;
 	char *buf;
-	int fd, ret;
+	int ret;
 
-	fd = bpf_iter_create(bpf_link__fd(p->link));
-	if (fd < 0)
-		return -EIO;
 	ret = read_all(fd, &buf, &len);
-	close(fd);
 	if (ret < 0)
 		return ret;
 	if (len % sizeof(rec)) {
@@ -205,6 +206,50 @@ int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 	*tasks = out;
 	*count = n;
 	return 0;
+}
+
+int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
+		 size_t *count)
+{
+	int fd, ret;
+
+	fd = bpf_iter_create(bpf_link__fd(p->link));
+	if (fd < 0)
+		return -EIO;
+	ret = read_pass(fd, tasks, count);
+	close(fd);
+	return ret;
+}
+
+int taskpass_run_process(struct taskpass *p, pid_t tgid,
+			 struct taskpass_task **tasks, size_t *count)
+{
+	union bpf_iter_link_info info = { .task = { .pid = (__u32)tgid } };
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info,
+		    .iter_info_len = sizeof(info));
+	int link, fd, ret;
+
+	if (!__atomic_load_n(&p->scoped, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	link = bpf_link_create(bpf_program__fd(p->skel->progs.task_times), 0,
+			       BPF_TRACE_ITER, &opts);
+	if (link < 0) {
+		ret = -errno;
+		if (ret == -ENOENT || ret == -ESRCH)
+			return -ENOENT; /* no such process by now */
+		if (ret == -ENOMEM || ret == -EMFILE || ret == -ENFILE)
+			return ret;
+		/* Before Linux 6.1 the iterator takes no process. */
+		__atomic_store_n(&p->scoped, false, __ATOMIC_RELAXED);
+		return -EOPNOTSUPP;
+	}
+	fd = bpf_iter_create(link);
+	close(link);
+	if (fd < 0)
+		return -EIO;
+	ret = read_pass(fd, tasks, count);
+	close(fd);
+	return ret;
 }
 
 void taskpass_adjust(const struct taskpass_task *t, uint64_t *utime_ns,

@@ -67,6 +67,18 @@ int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 		 size_t *count);
 
 /*
+ * taskpass_run_process - a pass scoped to process @tgid (in the
+ * initial PID namespace): its threads alone, as taskpass_run() gives
+ * them, at a cost of its threads rather than of the machine's tasks.
+ * -ENOENT when there is no such process, -EOPNOTSUPP when the kernel
+ * cannot scope a task iterator (before Linux 6.1; the first refusal is
+ * remembered, and $TIMINGFS_TEST_NO_SCOPED_PASS simulates it at open),
+ * -ENOMEM, -EMFILE, -ENFILE, -EIO.
+ */
+int taskpass_run_process(struct taskpass *p, pid_t tgid,
+			 struct taskpass_task **tasks, size_t *count);
+
+/*
  * taskpass_adjust - the user and system shares of @t's runtime that
  * /proc/.../stat would give at the pass, before it turns them into
  * clock ticks: the raw shares scaled to the runtime, never less than

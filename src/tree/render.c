@@ -45,18 +45,43 @@ int rbuf_printf(struct rbuf *b, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	/* Formatted once where it fits, which is nearly always. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(b->data ? b->data + b->len : NULL,
+		      b->data ? b->cap - b->len : 0, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return -EINVAL;
-	if (rbuf_reserve(b, (size_t)n) < 0)
+	if (b->data && b->len + (size_t)n < b->cap) {
+		b->len += (size_t)n;
+		return 0;
+	}
+	if (rbuf_reserve(b, (size_t)n) < 0) {
+		if (b->data)
+			b->data[b->len] = '\0';
 		return -ENOMEM;
+	}
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
 	va_end(ap);
 	b->len += (size_t)n;
 	return 0;
+}
+
+/* Write @v in decimal at @p, then @end; the bytes written. */
+static size_t put_u64(char *p, uint64_t v, char end)
+{
+	char digits[20];
+	size_t n = 0, i;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		p[i] = digits[n - 1 - i];
+	p[n] = end;
+	return n + 1;
 }
 
 int render_value(struct rbuf *b, uint64_t v)
@@ -120,14 +145,25 @@ int render_table_header(struct rbuf *b)
 int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 		     const struct task_times *t)
 {
-	return rbuf_printf(b,
-			   "%d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			   " %" PRIu64 "\n",
-			   pid, tid, t->cycles,
-			   units_duration(units, t->kernel_ns),
-			   units_duration(units, t->user_ns),
-			   units_timestamp(units, t->created_ns),
-			   units_timestamp(units, t->exit_ns));
+	char *p;
+
+	/* Seven numbers of at most 20 digits, each with its separator,
+	 * written in place: a table has a line per thread. */
+	if (pid < 0 || tid < 0)
+		return -EINVAL;
+	if (rbuf_reserve(b, 7 * 21) < 0)
+		return -ENOMEM;
+	p = b->data + b->len;
+	p += put_u64(p, (uint64_t)pid, ' ');
+	p += put_u64(p, (uint64_t)tid, ' ');
+	p += put_u64(p, t->cycles, ' ');
+	p += put_u64(p, units_duration(units, t->kernel_ns), ' ');
+	p += put_u64(p, units_duration(units, t->user_ns), ' ');
+	p += put_u64(p, units_timestamp(units, t->created_ns), ' ');
+	p += put_u64(p, units_timestamp(units, t->exit_ns), '\n');
+	*p = '\0';
+	b->len = (size_t)(p - b->data);
+	return 0;
 }
 
 int render_idle_cycles(struct rbuf *b, uint64_t mask, const uint64_t cycles[64])
