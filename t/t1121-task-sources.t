@@ -139,6 +139,24 @@ test_expect_success 'host view: proc/table lines of the process the same on both
 	sums_hold bpf.t "$HZ"
 '
 
+# A root reader of the host view reads every task: the pass lists the
+# processes, with those it hides (PID 1 on some machines) as the last
+# listing of /proc found them. Every process there before and after the
+# read is in it, with every thread.
+test_expect_success 'host view: proc/table lists every process, read twice' '
+	for i in 1 2; do
+		ls /proc | grep "^[0-9]" | sort >before &&
+		cat "$B/proc/table" >bpf.all &&
+		ls /proc | grep "^[0-9]" | sort >after &&
+		comm -12 before after >stable &&
+		awk "NR > 1 { print \$1 }" bpf.all | sort -u >listed &&
+		comm -23 stable listed >missing &&
+		test_cmp /dev/null missing &&
+		test "$(grep -c "^1 " bpf.all)" = "$(ls /proc/1/task | wc -l)" ||
+			return 1
+	done
+'
+
 test_expect_success UNSHARE 'a PID namespace: its threads the same on both, in its numbers' '
 	unshare -p -f --mount-proc bash -c "
 		\"$BIN/helper-born\" 40 1000 \"$TRASH/ns.born\" </dev/null &

@@ -86,6 +86,8 @@ struct task_fd {
  */
 #define PASS_PAYS_RATIO 32
 #define SCOPED_PASS_THREADS 16
+/* Processes /proc lists and no pass shows, kept to list without /proc. */
+#define HIDDEN_MAX 16
 #define START_TICKS_BITS 42
 
 struct engine {
@@ -102,6 +104,12 @@ struct engine {
 	char task_source_why[200]; /* why not bpf, asked for and not had */
 	size_t pass_tasks; /* atomic: the tasks of the last pass */
 	uint64_t passes; /* atomic: passes made */
+	/* The processes that /proc listed and a pass did not show though
+	 * they started before it (the iterator hides some on some kernels),
+	 * by number, as the last listing found them. */
+	pthread_mutex_t hidden_lock;
+	pid_t hidden[HIDDEN_MAX];
+	size_t hidden_count;
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
@@ -370,6 +378,7 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 	task_history_init(&e->history);
 	task_history_set_keep(&e->history, task_nameable, e);
 	pthread_mutex_init(&e->fd_lock, NULL);
+	pthread_mutex_init(&e->hidden_lock, NULL);
 	for (size_t i = 0; i < TASK_FDS; i++)
 		e->fds[i].fd = -1;
 	*out = e;
@@ -393,6 +402,7 @@ void engine_free(struct engine *e)
 		if (e->fds[i].fd >= 0)
 			close(e->fds[i].fd);
 	pthread_mutex_destroy(&e->fd_lock);
+	pthread_mutex_destroy(&e->hidden_lock);
 	task_history_destroy(&e->history);
 	taskpass_close(e->pass);
 	idle_destroy(&e->idle);
@@ -1017,6 +1027,7 @@ static void pass_times(struct engine *e, const struct taskpass_task *t,
 struct engine_pass {
 	struct taskpass_task *task; /* by process, then by thread */
 	size_t count;
+	uint64_t boot_ns; /* CLOCK_BOOTTIME when it began */
 };
 
 bool engine_pass_pays(struct engine *e, size_t threads)
@@ -1051,6 +1062,7 @@ int engine_pass_take(struct engine *e, struct engine_pass **out)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->boot_ns = clock_ns(CLOCK_BOOTTIME);
 	ret = run_pass(e, &p->task, &p->count);
 	if (ret < 0) {
 		free(p);
@@ -1142,6 +1154,97 @@ int engine_threads_pass(struct engine *e, pid_t pid,
 		return ret;
 	ret = engine_pass_threads(e, p, pid, fn, ctx);
 	engine_pass_free(p);
+	return ret;
+}
+
+/* The tasks of the machine now (PROC/loadavg's count), or 0. */
+static size_t machine_tasks(struct engine *e)
+{
+	char path[PATH_MAX], text[128], *slash;
+	unsigned long n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/loadavg", e->opts.proc_root);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	slash = fgets(text, sizeof(text), f) ? strchr(text, '/') : NULL;
+	fclose(f);
+	if (!slash || sscanf(slash + 1, "%lu", &n) != 1)
+		return 0;
+	return n;
+}
+
+/* A listing of /proc that learns which processes a pass hides. */
+struct hidden_scan {
+	struct engine *e;
+	const struct engine_pass *p;
+	int (*fn)(void *ctx, pid_t pid);
+	void *ctx;
+	pid_t found[HIDDEN_MAX];
+	size_t count;
+	bool over; /* more than HIDDEN_MAX */
+};
+
+static int scan_process(void *ctx, pid_t pid)
+{
+	uint64_t tick_ns;
+	struct hidden_scan *h = ctx;
+	struct task_stat st;
+	size_t first;
+
+	/* Absent from the pass though it started a tick before it. */
+	if (!taskpass_process(h->p->task, h->p->count, pid, &first) &&
+	    read_task_stat(h->e, pid, 0, &st) == 0) {
+		tick_ns = NSEC_PER_SEC / h->e->clk_tck;
+		if ((st.start_ticks + 1) * tick_ns <= h->p->boot_ns) {
+			if (h->count < HIDDEN_MAX)
+				h->found[h->count++] = pid;
+			else
+				h->over = true;
+		}
+	}
+	return h->fn(h->ctx, pid);
+}
+
+int engine_pass_for_each_process(struct engine *e, const struct engine_pass *p,
+				 int (*fn)(void *ctx, pid_t pid), void *ctx)
+{
+	struct hidden_scan h = { .e = e, .p = p, .fn = fn, .ctx = ctx };
+	pid_t hidden[HIDDEN_MAX], pid;
+	size_t count, total = p->count, i = 0, j = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&e->hidden_lock);
+	count = e->hidden_count;
+	memcpy(hidden, e->hidden, count * sizeof(*hidden));
+	pthread_mutex_unlock(&e->hidden_lock);
+	for (j = 0; j < count; j++)
+		total += process_threads(e, hidden[j]);
+	if (total != machine_tasks(e)) {
+		/* Not every task in the pass and the hidden ones: list
+		 * /proc, and learn what the pass hides. */
+		ret = engine_for_each_process(e, scan_process, &h);
+		if (ret == 0) {
+			pthread_mutex_lock(&e->hidden_lock);
+			e->hidden_count = h.over ? 0 : h.count;
+			memcpy(e->hidden, h.found, h.count * sizeof(*h.found));
+			pthread_mutex_unlock(&e->hidden_lock);
+		}
+		return ret;
+	}
+	/* The pass's processes and the hidden ones, in number order. */
+	for (j = 0; ret == 0 && (i < p->count || j < count);) {
+		if (j < count && (i >= p->count || hidden[j] < p->task[i].tgid))
+			pid = hidden[j++];
+		else
+			pid = p->task[i].tgid;
+		while (i < p->count && p->task[i].tgid == pid)
+			i++;
+		while (j < count && hidden[j] == pid)
+			j++;
+		ret = fn(ctx, pid);
+	}
 	return ret;
 }
 

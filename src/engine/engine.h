@@ -306,6 +306,17 @@ int engine_pass_threads(
 	int (*fn)(void *ctx, pid_t tid, const struct task_times *t), void *ctx);
 
 /*
+ * engine_pass_for_each_process - engine_for_each_process() of the
+ * instant of pass @p: every process the pass shows, in the order of
+ * their numbers, and those that /proc lists and no pass shows (the
+ * iterator hides some on some kernels) as the last listing of /proc
+ * found them, when these are every task of the machine (PROC/loadavg's
+ * count of tasks); else a listing of /proc, which learns them again.
+ */
+int engine_pass_for_each_process(struct engine *e, const struct engine_pass *p,
+				 int (*fn)(void *ctx, pid_t pid), void *ctx);
+
+/*
  * engine_threads_pass - engine_pass_threads() of a pass of its own,
  * where one pays for process @pid (engine_pass_pays() of the threads
  * its task directory counts); else -ENOSYS, as when the pass lacks the

@@ -1122,6 +1122,16 @@ name:
 	return ret;
 }
 
+/*
+ * An error to the kernel. ENOSYS would tell it that the operation is not
+ * implemented, for good (an open would then be made without asking):
+ * a code of the tree that says so reaches the reader as EIO.
+ */
+static void reply_error(fuse_req_t req, int err)
+{
+	fuse_reply_err(req, err == ENOSYS ? EIO : err);
+}
+
 /* Tell the kernel node @n, whose lookups are counted (records, or the
  * snapshots' extra inodes). */
 static void lookup_reply(struct request *r, const struct node *n,
@@ -1200,7 +1210,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ep.generation = entry_generation(start);
 		lookup_reply(&r, &n, &ep);
 	} else {
-		fuse_reply_err(req, -ret); /* negative entries are not cached */
+		reply_error(req, -ret); /* negative entries are not cached */
 	}
 	req_end(&r);
 }
@@ -1267,7 +1277,7 @@ static void getattr_file(fuse_req_t req, struct request *r, fuse_ino_t ino,
 		st.st_size = (off_t)len;
 	}
 	if (ret < 0) {
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 		return;
 	}
 	st.st_blocks = (blkcnt_t)((st.st_size + 511) / 512);
@@ -1300,7 +1310,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 		if (ret == 0)
 			ret = tree_check(&r, &n, &st);
 		if (ret < 0)
-			fuse_reply_err(req, -ret);
+			reply_error(req, -ret);
 		else
 			fuse_reply_attr(req, &st, node_cached_for(&r, &n));
 	}
@@ -1321,7 +1331,7 @@ static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 	if (ret == 0)
 		ret = tree_readlink(&r, &n, target, sizeof(target));
 	if (ret < 0)
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 	else
 		fuse_reply_readlink(req, target);
 	req_end(&r);
@@ -1457,7 +1467,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		inodes_release(fs->ins, ino);
 	}
 	if (ret < 0) {
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 		return;
 	}
 	ret = keep_open(fs, text_held(text), ino, node_id(&n), text->data,
@@ -1465,7 +1475,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ret < 0) {
 		text_free(text);
 		inodes_release(fs->ins, ino);
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 		return;
 	}
 	hold(fs, text_held(text), false);
@@ -1672,7 +1682,7 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 		ret = rewind_take(&r, ino, fh, &n, rd->size);
 	req_end(&r);
 	if (ret < 0)
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 	else if (!rewinds_serve(fs->rw, fh, r.pid, serve_handle, rd))
 		fuse_reply_err(req, EIO);
 }
@@ -1823,13 +1833,13 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (ret < 0) {
 		if (l)
 			listing_free(l);
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 		goto out;
 	}
 	ret = keep_listing(req_fs(req), l, &fi->fh);
 	if (ret < 0) {
 		listing_free(l);
-		fuse_reply_err(req, -ret);
+		reply_error(req, -ret);
 		goto out;
 	}
 	hold(req_fs(req), &l->held, true);

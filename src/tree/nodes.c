@@ -638,7 +638,19 @@ int show_table(struct request *r, const struct node *n, struct rbuf *b)
 	ret = render_table_header(b);
 	if (ret < 0 || r->view->nowhere)
 		return ret;
-	ret = engine_for_each_process(r->env->engine, table_of_process, &t);
+	/* A reader of the daemon's numbers that hidepid does not limit
+	 * reads every task: a pass pays at once, and lists the processes. */
+	if (r->view->identity && t.only_uid == VIEW_ALL_UIDS) {
+		ret = engine_pass_take(r->env->engine, &t.pass);
+		if (ret < 0 && ret != -ENOSYS)
+			return ret;
+	}
+	if (t.pass)
+		ret = engine_pass_for_each_process(r->env->engine, t.pass,
+						   table_of_process, &t);
+	else
+		ret = engine_for_each_process(r->env->engine, table_of_process,
+					      &t);
 	if (ret == 0 && r->env->exited) {
 		/* The kept processes' numbers first: the table's lock is
 		 * not held while their threads are visited. */
