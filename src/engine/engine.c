@@ -234,11 +234,21 @@ size_t engine_history_sweep(struct engine *e)
 	return task_history_sweep(&e->history);
 }
 
-/* One pass of the task iterator (taskpass_run()), counted. */
+static unsigned int task_fds_close(struct engine *e);
+
+/*
+ * One pass of the task iterator (taskpass_run()), counted; out of
+ * descriptors, one more try with the kept task files closed.
+ */
 static int run_pass(struct engine *e, struct taskpass_task **task, size_t *n)
 {
+	int ret;
+
 	__atomic_add_fetch(&e->passes, 1, __ATOMIC_RELAXED);
-	return taskpass_run(e->pass, task, n);
+	ret = taskpass_run(e->pass, task, n);
+	if ((ret == -EMFILE || ret == -ENFILE) && task_fds_close(e))
+		ret = taskpass_run(e->pass, task, n);
+	return ret;
 }
 
 /*
@@ -1119,6 +1129,8 @@ static int take_process_pass(struct engine *e, pid_t pid,
 		return -ENOMEM;
 	__atomic_add_fetch(&e->passes, 1, __ATOMIC_RELAXED);
 	ret = taskpass_run_process(e->pass, pid, &p->task, &p->count);
+	if ((ret == -EMFILE || ret == -ENFILE) && task_fds_close(e))
+		ret = taskpass_run_process(e->pass, pid, &p->task, &p->count);
 	if (ret < 0) {
 		__atomic_sub_fetch(&e->passes, 1, __ATOMIC_RELAXED);
 		free(p);

@@ -283,7 +283,8 @@ bool engine_pass_pays(struct engine *e, size_t threads);
 /*
  * engine_pass_take - make a pass of @e's task iterator, into *@out
  * (engine_pass_free() it). -ENOSYS when @e reads procfs alone, -ENOMEM,
- * -EIO.
+ * -EMFILE or -ENFILE (after one more try with the kept task files
+ * closed), -EIO.
  */
 int engine_pass_take(struct engine *e, struct engine_pass **out);
 
@@ -320,7 +321,7 @@ int engine_pass_for_each_process(struct engine *e, const struct engine_pass *p,
  * engine_threads_pass - engine_pass_threads() of a pass of its own,
  * where one pays for process @pid (engine_pass_pays() of the threads
  * its task directory counts); else -ENOSYS, as when the pass lacks the
- * process: the caller reads procfs. -ENOMEM, -EIO.
+ * process: the caller reads procfs. -ENOMEM, -EMFILE, -ENFILE, -EIO.
  */
 int engine_threads_pass(struct engine *e, pid_t pid,
 			int (*fn)(void *ctx, pid_t tid,

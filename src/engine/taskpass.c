@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "procfile.h"
 #include "task_rec.h"
 #include "taskpass.h"
 #include "tasks.skel.h"
@@ -131,6 +132,12 @@ static int by_process(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* Whether @err says the daemon is out of descriptors or memory. */
+static bool no_fds(int err)
+{
+	return procfile_no_fds(err) || err == ENOMEM;
+}
+
 /* Read the iterator's file @fd to its end into *@buf (grown). */
 static int read_all(int fd, char **buf, size_t *len)
 {
@@ -215,7 +222,7 @@ int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 
 	fd = bpf_iter_create(bpf_link__fd(p->link));
 	if (fd < 0)
-		return -EIO;
+		return no_fds(errno) ? -errno : -EIO;
 	ret = read_pass(fd, tasks, count);
 	close(fd);
 	return ret;
@@ -237,16 +244,17 @@ int taskpass_run_process(struct taskpass *p, pid_t tgid,
 		ret = -errno;
 		if (ret == -ENOENT || ret == -ESRCH)
 			return -ENOENT; /* no such process by now */
-		if (ret == -ENOMEM || ret == -EMFILE || ret == -ENFILE)
+		if (no_fds(-ret))
 			return ret;
 		/* Before Linux 6.1 the iterator takes no process. */
 		__atomic_store_n(&p->scoped, false, __ATOMIC_RELAXED);
 		return -EOPNOTSUPP;
 	}
 	fd = bpf_iter_create(link);
+	ret = -errno;
 	close(link);
 	if (fd < 0)
-		return -EIO;
+		return no_fds(-ret) ? ret : -EIO;
 	ret = read_pass(fd, tasks, count);
 	close(fd);
 	return ret;

@@ -61,7 +61,8 @@ void taskpass_close(struct taskpass *p);
  * taskpass_run - one pass: every task the iterator shows, in a new
  * array (the caller frees it) sorted by process (tgid) and in a
  * process by tid, and their count. 0, or
- * -ENOMEM, or -EIO when the iterator's file cannot be made or read.
+ * -ENOMEM, -EMFILE or -ENFILE (out of descriptors), or -EIO when the
+ * iterator's file cannot be made or read otherwise.
  */
 int taskpass_run(struct taskpass *p, struct taskpass_task **tasks,
 		 size_t *count);
