@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render.h"
 #include "units.h"
@@ -68,18 +69,36 @@ int rbuf_printf(struct rbuf *b, const char *fmt, ...)
 	return 0;
 }
 
-/* Write @v in decimal at @p, then @end; the bytes written. */
+/* Write @v in decimal at @p, then @end; the bytes written. Two digits
+ * a step, from the end: a table has seven numbers a line. */
 static size_t put_u64(char *p, uint64_t v, char end)
 {
-	char digits[20];
-	size_t n = 0, i;
+	static const char pairs[] = "00010203040506070809"
+				    "10111213141516171819"
+				    "20212223242526272829"
+				    "30313233343536373839"
+				    "40414243444546474849"
+				    "50515253545556575859"
+				    "60616263646566676869"
+				    "70717273747576777879"
+				    "80818283848586878889"
+				    "90919293949596979899";
+	char digits[20], *d = digits + sizeof(digits);
+	size_t n;
 
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = digits[n - 1 - i];
+	while (v >= 100) {
+		d -= 2;
+		memcpy(d, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		d -= 2;
+		memcpy(d, pairs + 2 * v, 2);
+	} else {
+		*--d = (char)('0' + v);
+	}
+	n = (size_t)(digits + sizeof(digits) - d);
+	memcpy(p, d, n);
 	p[n] = end;
 	return n + 1;
 }
