@@ -132,6 +132,8 @@ TIMINGFSCTL=$SRC_ROOT/timingfsctl
 # (start_timingfs_on), never on the machine's (/run/timingfs.sock); a
 # short path, as a socket's must be (108 bytes).
 TIMINGFS_CONTROL=/tmp/timingfs-t.$$.sock
+# NAME:DIR of each daemon start_timingfs_on started but start_timingfs's.
+TEST_MOUNTS=
 TRASH=$TEST_DIRECTORY/trash.$TEST_NAME
 MNT=$TRASH/mnt
 TEST_TIMEOUT=${TEST_TIMEOUT:-60}
@@ -383,9 +385,15 @@ wait_pids() {
 # only when test_done saw every test pass (and not with --debug); a
 # failing script keeps it for a look, and says where.
 cleanup() {
+	local m
 	kill_cleanup_pids
 	runc_cleanup_
 	unmount_timingfs >/dev/null 2>&1
+	# The other daemons' mounts, left by a test that failed.
+	for m in $TEST_MOUNTS; do
+		! is_mounted "${m#*:}" ||
+			unmount_timingfs_on "${m%%:*}" "${m#*:}" >/dev/null 2>&1
+	done
 	rm -f "$TIMINGFS_CONTROL" "${TIMINGFS_CONTROL%.sock}".*.sock
 	cd "$TEST_DIRECTORY" || return
 	# Never recurse into a mount that could not be undone.
@@ -829,6 +837,7 @@ start_timingfs_on() {
 	fi
 	pid=$!
 	printf -v "${name}_PID" %s "$pid"
+	[ "$name" = TFS ] || TEST_MOUNTS="$TEST_MOUNTS $name:$dir"
 	# What the poll saw decides, never a look after it: a mount seen
 	# may be gone the moment after (a stale one the daemon clears).
 	test_started_=
