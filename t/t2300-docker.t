@@ -27,25 +27,28 @@ command -v busybox >/dev/null 2>&1 ||
 . "$TEST_DIRECTORY/lib-runtime.sh"
 
 RT=$TRASH/docker
+# Its sockets and state where their paths stay short (a socket's at
+# most 107 bytes, whatever the checkout's path): removed at the end.
+RUN=$(mktemp -d /tmp/timingfs-docker.XXXXXX) || exit 1
 # Where the README binds the mount, and where the scripts read it.
 T=/timingfs
 export T
 
 # Debian's client, of dockerd's version, whatever else is in PATH.
 docker() {
-	/usr/bin/docker -H "unix://$RT/docker.sock" "$@"
+	/usr/bin/docker -H "unix://$RUN/docker.sock" "$@"
 }
 
 # stop_dockerd: every container removed, dockerd stopped (SIGTERM: it
 # stops the containerd it started), then whatever it left mounted
-# under RT unmounted and RT removed.
+# under RT or RUN unmounted, and both removed.
 stop_dockerd() {
 	local pid m i
-	if [ -S "$RT/docker.sock" ]; then
+	if [ -S "$RUN/docker.sock" ]; then
 		docker ps -aq | xargs -r /usr/bin/docker \
-			-H "unix://$RT/docker.sock" rm -f >/dev/null 2>&1
+			-H "unix://$RUN/docker.sock" rm -f >/dev/null 2>&1
 	fi
-	pid=$(cat "$RT/docker.pid" 2>/dev/null) || pid=
+	pid=$(cat "$RUN/docker.pid" 2>/dev/null) || pid=
 	if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
 		for i in $(seq 150); do
 			kill -0 "$pid" 2>/dev/null || break
@@ -53,11 +56,12 @@ stop_dockerd() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	fi
-	for m in $(awk -v d="$RT" 'index($5, d) == 1 { print $5 }' \
+	for m in $(awk -v d="$RT" -v r="$RUN" \
+		'index($5, d) == 1 || index($5, r) == 1 { print $5 }' \
 		/proc/self/mountinfo | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
-	rm -rf "$RT"
+	rm -rf "$RT" "$RUN"
 }
 trap 'stop_dockerd; cleanup_restart' EXIT
 
@@ -87,8 +91,8 @@ stopped_container() {
 # with dockerd's or docker's last words.
 mkdir -p "$TRASH" && rm -rf "$RT" && runtime_rootfs ||
 	skip_all "cannot make a rootfs in $RT"
-/usr/sbin/dockerd --data-root "$RT/root" --exec-root "$RT/exec" \
-	-H "unix://$RT/docker.sock" --pidfile "$RT/docker.pid" \
+/usr/sbin/dockerd --data-root "$RT/root" --exec-root "$RUN/exec" \
+	-H "unix://$RUN/docker.sock" --pidfile "$RUN/docker.pid" \
 	--bridge none --iptables=false --ip-masq=false --ip-forward=false \
 	>"$TRASH/dockerd.log" 2>&1 &
 kill_at_exit $!
@@ -132,12 +136,12 @@ test_expect_success 'docker stop leaves the daemon threads, descriptors and moun
 '
 
 test_expect_success 'cleanup: dockerd stopped, nothing of it left' '
-	pid=$(cat "$RT/docker.pid") &&
+	pid=$(cat "$RUN/docker.pid") &&
 	stop_dockerd &&
 	! kill -0 "$pid" 2>/dev/null &&
-	! pgrep -f "containerd.*$RT" &&
-	! grep -F "$RT" /proc/self/mountinfo &&
-	test ! -e "$RT" &&
+	! pgrep -f "containerd.*$RUN" &&
+	! grep -F -e "$RT" -e "$RUN" /proc/self/mountinfo &&
+	test ! -e "$RT" && test ! -e "$RUN" &&
 	unmount_timingfs && test "$TFS_STATUS" = 0
 '
 

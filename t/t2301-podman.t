@@ -29,13 +29,16 @@ command -v busybox >/dev/null 2>&1 ||
 . "$TEST_DIRECTORY/lib-runtime.sh"
 
 RT=$TRASH/podman
+# Its run root and temporary files where their paths stay short (podman
+# refuses a run root of more than 50 bytes): removed at the end.
+RUN=$(mktemp -d /tmp/timingfs-podman.XXXXXX) || exit 1
 # Where the hook mounts the tree, and where the scripts read it.
 T=/run/timingfs
 export T
 
 podman() {
-	command podman --root "$RT/root" --runroot "$RT/run" \
-		--tmpdir "$RT/tmp" --cgroup-manager cgroupfs \
+	command podman --root "$RT/root" --runroot "$RUN/run" \
+		--tmpdir "$RUN/tmp" --cgroup-manager cgroupfs \
 		--events-backend file "$@"
 }
 
@@ -44,17 +47,18 @@ RUN_FLAGS="--network none --hooks-dir $RT/hooks -e T=$T
 	--ulimit nofile=1024:1024 --ulimit nproc=1024:1024"
 
 # stop_podman: every container removed, then whatever podman left
-# mounted under RT unmounted and RT removed.
+# mounted under RT or RUN unmounted, and both removed.
 stop_podman() {
 	local m
 	if [ -d "$RT/root" ]; then
 		podman rm -a -f -t 0 >/dev/null 2>&1
 	fi
-	for m in $(awk -v d="$RT" 'index($5, d) == 1 { print $5 }' \
+	for m in $(awk -v d="$RT" -v r="$RUN" \
+		'index($5, d) == 1 || index($5, r) == 1 { print $5 }' \
 		/proc/self/mountinfo | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
-	rm -rf "$RT"
+	rm -rf "$RT" "$RUN"
 }
 trap 'stop_podman; cleanup_restart' EXIT
 
@@ -90,7 +94,7 @@ stopped_container() {
 # overlay or other storage, no namespaces) is said in prove's summary,
 # with podman's last words.
 mkdir -p "$TRASH" && rm -rf "$RT" && runtime_rootfs &&
-	mkdir -p "$RT/hooks" "$RT/tmp" ||
+	mkdir -p "$RT/hooks" "$RUN/tmp" ||
 	skip_all "cannot make a rootfs in $RT"
 if ! { tar -C "$RT/rootfs" -c . | podman import - tfs-busybox >/dev/null &&
 	podman run --rm --network none --ulimit nofile=1024:1024 \
@@ -135,9 +139,9 @@ test_expect_success 'podman stop leaves the daemon threads, descriptors and moun
 
 test_expect_success 'cleanup: nothing of podman left' '
 	stop_podman &&
-	! grep -F "$RT" /proc/self/mountinfo &&
+	! grep -F -e "$RT" -e "$RUN" /proc/self/mountinfo &&
 	! pgrep -f "conmon.*$RT" &&
-	test ! -e "$RT" &&
+	test ! -e "$RT" && test ! -e "$RUN" &&
 	unmount_timingfs && test "$TFS_STATUS" = 0
 '
 
