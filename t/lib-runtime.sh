@@ -122,19 +122,23 @@ kills_under_reader() {
 }
 
 # server_state SUP: the threads and descriptors of SUP's server, and
-# the timingfs mounts of the host, one line. Two caches of bounds of
+# the host's mounts of the connection of $MNT (the mount and any copy
+# of it: other timingfs mounts of the machine are not the test's), one
+# line. Two caches of bounds of
 # their own are counted apart: the task files the engine keeps open
 # (256), and the PID namespaces of the views (a slot each, view.h: a
 # container's view keeps its slot, and its namespace, until the slot
 # is taken again).
 server_state() {
-	local srv fds
+	local srv fds conn
 	srv=$(live_server "$1")
 	fds=$(ls -l "/proc/$srv/fd" 2>/dev/null)
+	conn=$(conn_of /proc/self/mountinfo "$MNT")
 	echo "threads $(ls "/proc/$srv/task" | wc -l)" \
 		"fds $(printf '%s\n' "$fds" | grep -c -v -e " -> /proc/[0-9]" \
 			-e " -> pid:\[")" \
-		"mounts $(grep -c " - fuse\.timingfs " /proc/self/mountinfo)" \
+		"mounts $(awk -v c="$conn" '$3 ~ ":" c "$" && / - fuse\.timingfs /' \
+			/proc/self/mountinfo | wc -l)" \
 		"views $(printf '%s\n' "$fds" | grep -c " -> pid:\[")"
 }
 
