@@ -2,7 +2,8 @@
 # Docker, t2301 Podman): an image's rootfs, the scripts its containers
 # run, the reader through server kills and an upgrade, and the server's
 # state before and after containers. Sourced after test-lib.sh and
-# lib-restart.sh; $RT is the runtime's own directory in the trash.
+# lib-restart.sh; $RT is the runtime's own directory in the trash, $RUN
+# its short one in /tmp.
 
 # runtime_rootfs: a busybox-static rootfs in $RT/rootfs (with the
 # directories the mounts go on), and in $RT/out, bound at /out in the
@@ -42,6 +43,19 @@ runtime_rootfs() {
 		echo r >>/out/rounds
 	done
 	EOF
+}
+
+# runtime_remove: whatever the runtime left mounted under $RT (its
+# store) or $RUN (its sockets and run root) unmounted, deepest first,
+# and both removed.
+runtime_remove() {
+	local m
+	for m in $(awk -v d="$RT" -v r="$RUN" \
+		'index($5, d) == 1 || index($5, r) == 1 { print $5 }' \
+		/proc/self/mountinfo | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+	rm -rf "$RT" "$RUN"
 }
 
 # own_view OUT: OUT, own.sh's output, says the container's /proc and its

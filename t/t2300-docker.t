@@ -43,7 +43,7 @@ docker() {
 # stops the containerd it started), then whatever it left mounted
 # under RT or RUN unmounted, and both removed.
 stop_dockerd() {
-	local pid m i
+	local pid i
 	if [ -S "$RUN/docker.sock" ]; then
 		docker ps -aq | xargs -r /usr/bin/docker \
 			-H "unix://$RUN/docker.sock" rm -f >/dev/null 2>&1
@@ -56,12 +56,7 @@ stop_dockerd() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	fi
-	for m in $(awk -v d="$RT" -v r="$RUN" \
-		'index($5, d) == 1 || index($5, r) == 1 { print $5 }' \
-		/proc/self/mountinfo | sort -r); do
-		umount -l "$m" 2>/dev/null
-	done
-	rm -rf "$RT" "$RUN"
+	runtime_remove
 }
 trap 'stop_dockerd; cleanup_restart' EXIT
 

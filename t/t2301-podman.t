@@ -49,16 +49,10 @@ RUN_FLAGS="--network none --hooks-dir $RT/hooks -e T=$T
 # stop_podman: every container removed, then whatever podman left
 # mounted under RT or RUN unmounted, and both removed.
 stop_podman() {
-	local m
 	if [ -d "$RT/root" ]; then
 		podman rm -a -f -t 0 >/dev/null 2>&1
 	fi
-	for m in $(awk -v d="$RT" -v r="$RUN" \
-		'index($5, d) == 1 || index($5, r) == 1 { print $5 }' \
-		/proc/self/mountinfo | sort -r); do
-		umount -l "$m" 2>/dev/null
-	done
-	rm -rf "$RT" "$RUN"
+	runtime_remove
 }
 trap 'stop_podman; cleanup_restart' EXIT
 

@@ -237,17 +237,24 @@ size_t engine_history_sweep(struct engine *e)
 static unsigned int task_fds_close(struct engine *e);
 
 /*
- * One pass of the task iterator (taskpass_run()), counted; out of
- * descriptors, one more try with the kept task files closed.
+ * One pass of the task iterator: of every task (@pid 0, taskpass_run())
+ * or of process @pid alone (taskpass_run_process()); out of
+ * descriptors, one more try with the kept task files closed. The
+ * passes made are counted.
  */
-static int run_pass(struct engine *e, struct taskpass_task **task, size_t *n)
+static int run_pass(struct engine *e, pid_t pid, struct taskpass_task **task,
+		    size_t *n)
 {
-	int ret;
+	int ret, tries;
 
-	__atomic_add_fetch(&e->passes, 1, __ATOMIC_RELAXED);
-	ret = taskpass_run(e->pass, task, n);
-	if ((ret == -EMFILE || ret == -ENFILE) && task_fds_close(e))
-		ret = taskpass_run(e->pass, task, n);
+	for (tries = 0; tries < 2; tries++) {
+		ret = pid ? taskpass_run_process(e->pass, pid, task, n) :
+			    taskpass_run(e->pass, task, n);
+		if ((ret != -EMFILE && ret != -ENFILE) || !task_fds_close(e))
+			break;
+	}
+	if (ret == 0)
+		__atomic_add_fetch(&e->passes, 1, __ATOMIC_RELAXED);
 	return ret;
 }
 
@@ -276,7 +283,7 @@ static int same_starts(struct engine *e, char *why, size_t whylen)
 		return -EIO;
 	}
 	fclose(f);
-	ret = run_pass(e, &task, &n);
+	ret = run_pass(e, 0, &task, &n);
 	if (ret < 0) {
 		snprintf(why, whylen, "a pass of the task iterator: %s",
 			 strerror(-ret));
@@ -764,7 +771,7 @@ static void learn_starts(struct engine *e, pid_t pid, pid_t tid,
 	bool due = false;
 	size_t n, i;
 
-	if (run_pass(e, &task, &n) < 0) {
+	if (run_pass(e, 0, &task, &n) < 0) {
 		due = task_history_set_born(&e->history, pid, tid, start_ticks,
 					    TASK_BORN_NONE);
 		goto out;
@@ -1062,7 +1069,12 @@ static size_t process_threads(struct engine *e, pid_t pid)
 	return st.st_nlink - 2;
 }
 
-int engine_pass_take(struct engine *e, struct engine_pass **out)
+/*
+ * A pass (run_pass()) of every task (@pid 0) or of process @pid alone,
+ * into *@out; a pass of every task is the count of tasks that
+ * engine_pass_pays() weighs.
+ */
+static int take_pass(struct engine *e, pid_t pid, struct engine_pass **out)
 {
 	struct engine_pass *p;
 	int ret;
@@ -1073,14 +1085,20 @@ int engine_pass_take(struct engine *e, struct engine_pass **out)
 	if (!p)
 		return -ENOMEM;
 	p->boot_ns = clock_ns(CLOCK_BOOTTIME);
-	ret = run_pass(e, &p->task, &p->count);
+	ret = run_pass(e, pid, &p->task, &p->count);
 	if (ret < 0) {
 		free(p);
 		return ret;
 	}
-	__atomic_store_n(&e->pass_tasks, p->count, __ATOMIC_RELAXED);
+	if (!pid)
+		__atomic_store_n(&e->pass_tasks, p->count, __ATOMIC_RELAXED);
 	*out = p;
 	return 0;
+}
+
+int engine_pass_take(struct engine *e, struct engine_pass **out)
+{
+	return take_pass(e, 0, out);
 }
 
 void engine_pass_free(struct engine_pass *p)
@@ -1114,32 +1132,6 @@ int engine_pass_threads(
 	return ret;
 }
 
-/*
- * A pass of process @pid's threads alone, into *@out: -EOPNOTSUPP where
- * the kernel cannot scope a pass, -ENOENT for no such process.
- */
-static int take_process_pass(struct engine *e, pid_t pid,
-			     struct engine_pass **out)
-{
-	struct engine_pass *p;
-	int ret;
-
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	__atomic_add_fetch(&e->passes, 1, __ATOMIC_RELAXED);
-	ret = taskpass_run_process(e->pass, pid, &p->task, &p->count);
-	if ((ret == -EMFILE || ret == -ENFILE) && task_fds_close(e))
-		ret = taskpass_run_process(e->pass, pid, &p->task, &p->count);
-	if (ret < 0) {
-		__atomic_sub_fetch(&e->passes, 1, __ATOMIC_RELAXED);
-		free(p);
-		return ret;
-	}
-	*out = p;
-	return 0;
-}
-
 int engine_threads_pass(struct engine *e, pid_t pid,
 			int (*fn)(void *ctx, pid_t tid,
 				  const struct task_times *t),
@@ -1154,7 +1146,8 @@ int engine_threads_pass(struct engine *e, pid_t pid,
 	threads = process_threads(e, pid);
 	if (threads && threads < SCOPED_PASS_THREADS)
 		return -ENOSYS;
-	ret = take_process_pass(e, pid, &p);
+	/* Its threads alone: -EOPNOTSUPP where the kernel cannot. */
+	ret = take_pass(e, pid, &p);
 	if (ret == -ENOENT)
 		return -ENOSYS; /* procfs says whether it is gone */
 	if (ret == -EOPNOTSUPP) {
@@ -1224,7 +1217,7 @@ int engine_pass_for_each_process(struct engine *e, const struct engine_pass *p,
 {
 	struct hidden_scan h = { .e = e, .p = p, .fn = fn, .ctx = ctx };
 	pid_t hidden[HIDDEN_MAX], pid;
-	size_t count, total = p->count, i = 0, j = 0;
+	size_t count, total = p->count, i = 0, j;
 	int ret = 0;
 
 	pthread_mutex_lock(&e->hidden_lock);

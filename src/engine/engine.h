@@ -319,8 +319,10 @@ int engine_pass_for_each_process(struct engine *e, const struct engine_pass *p,
 
 /*
  * engine_threads_pass - engine_pass_threads() of a pass of its own,
- * where one pays for process @pid (engine_pass_pays() of the threads
- * its task directory counts); else -ENOSYS, as when the pass lacks the
+ * where one pays for process @pid: a pass of its threads alone from 16
+ * threads (as its task directory counts them) on, or, on a kernel that
+ * cannot scope a pass (before 6.1), one of every task where
+ * engine_pass_pays() says so; else -ENOSYS, as when the pass lacks the
  * process: the caller reads procfs. -ENOMEM, -EMFILE, -ENFILE, -EIO.
  */
 int engine_threads_pass(struct engine *e, pid_t pid,

@@ -251,9 +251,9 @@ int taskpass_run_process(struct taskpass *p, pid_t tgid,
 		return -EOPNOTSUPP;
 	}
 	fd = bpf_iter_create(link);
-	ret = -errno;
+	ret = fd < 0 ? -errno : 0;
 	close(link);
-	if (fd < 0)
+	if (ret < 0)
 		return no_fds(-ret) ? ret : -EIO;
 	ret = read_pass(fd, tasks, count);
 	close(fd);

@@ -452,8 +452,9 @@ struct table {
 	struct seen processes; /* the processes met alive */
 	uint64_t born; /* when the process was made */
 	bool have_born; /* born from its main thread's line */
-	bool one_pass; /* a process's threads from one pass (threads.table) */
-	bool machine; /* every process's threads (proc/table) */
+	/* threads.table: a process's threads from a pass of their own;
+	 * else proc/table, below */
+	bool one_pass;
 	/* proc/table's pass of the task iterator, once it pays (NULL:
 	 * procfs), and the threads read from procfs until then */
 	struct engine_pass *pass;
@@ -526,34 +527,45 @@ static int table_exited_thread(void *ctx, const struct exited_task *x,
 }
 
 /*
+ * The lines of the live threads of process t->pid: from a pass where
+ * one pays (threads.table: one of its own; proc/table: one for the rest
+ * of the table once what it read of procfs would have paid for it),
+ * else from their files.
+ */
+static int table_live(struct table *t)
+{
+	struct engine *e = t->r->env->engine;
+	int ret = -ENOSYS;
+
+	if (t->one_pass) {
+		ret = engine_threads_pass(e, t->pid, table_pass_thread, t);
+	} else {
+		if (!t->pass && engine_pass_pays(e, t->procfs_threads)) {
+			ret = engine_pass_take(e, &t->pass);
+			if (ret < 0)
+				return ret;
+		}
+		if (t->pass)
+			ret = engine_pass_threads(e, t->pass, t->pid,
+						  table_pass_thread, t);
+	}
+	if (ret == -ENOSYS)
+		ret = engine_for_each_thread(e, t->pid, table_thread, t);
+	return ret;
+}
+
+/*
  * The lines of process t->nr of the reader's view: its live threads
  * (t->pid >= 0 while it lives), then its kept ones.
  */
 static int table_process(struct table *t)
 {
-	struct engine *e = t->r->env->engine;
-	int ret = -ENOSYS;
+	int ret = 0;
 
 	t->threads.count = 0;
 	t->have_born = false;
-	/* Every thread's times from one pass where the engine has one,
-	 * and it pays: proc/table takes one for the rest of the table
-	 * once what it read of procfs would have paid for it. */
-	if (t->pid > 0 && t->one_pass)
-		ret = engine_threads_pass(e, t->pid, table_pass_thread, t);
-	if (t->pid > 0 && t->machine && !t->pass &&
-	    engine_pass_pays(e, t->procfs_threads)) {
-		ret = engine_pass_take(e, &t->pass);
-		if (ret < 0)
-			return ret;
-	}
-	if (t->pid > 0 && t->pass)
-		ret = engine_pass_threads(e, t->pass, t->pid, table_pass_thread,
-					  t);
-	if (t->pid > 0 && ret == -ENOSYS)
-		ret = engine_for_each_thread(e, t->pid, table_thread, t);
-	if (t->pid <= 0)
-		ret = 0;
+	if (t->pid > 0)
+		ret = table_live(t);
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	if (!t->r->env->exited ||
@@ -627,9 +639,7 @@ static int table_of_exited(void *ctx, const struct exited_task *x,
 
 int show_table(struct request *r, const struct node *n, struct rbuf *b)
 {
-	struct table t = {
-		.r = r, .b = b, .only_uid = request_only_uid(r), .machine = true
-	};
+	struct table t = { .r = r, .b = b, .only_uid = request_only_uid(r) };
 	struct seen kept = { 0 };
 	size_t i;
 	int ret;
