@@ -41,6 +41,7 @@
 #include "clock.h"
 #include "hash.h"
 #include "keep.h"
+#include "log.h"
 #include "inodes.h"
 #include "rewinds.h"
 #include "render.h"
@@ -98,6 +99,11 @@ struct fs {
 	unsigned int drop_head, drop_count;
 	struct keep *keep; /* every open's content (keep.h) */
 	struct fs_held **opened; /* by keep slot: this server's opens */
+	/* Atomic: the number of the last rewind's snapshot, which its
+	 * slot in the keep carries; a successor goes on from the highest
+	 * it finds, so that it knows which snapshot of a thread is its
+	 * last (adopt_rewinds()). */
+	uint32_t rewind_seq;
 };
 
 /*
@@ -901,19 +907,74 @@ static int listing_parse(const char *data, size_t bytes, const uint64_t **start,
 	return 0;
 }
 
+/*
+ * A rewind's snapshot in the keep: under the open's handle tagged, its
+ * thread's pid in the low half of the inode number and the rewind's
+ * number (fs->rewind_seq) in the high one.
+ */
+static uint64_t rewind_ino(pid_t pid, uint32_t seq)
+{
+	return (uint64_t)seq << 32 | (uint32_t)pid;
+}
+
+/* The snapshots of rewinds a dead server left, before they are sorted. */
+struct adopted_rewinds {
+	struct adopted_rewind {
+		uint64_t fh, handle;
+		uint32_t seq;
+		pid_t pid;
+	} * w;
+	size_t count, cap;
+	bool short_of_memory;
+};
+
+/* The order in which the rewinds were taken (numbers wrap). */
+static int rewind_cmp(const void *a, const void *b)
+{
+	const struct adopted_rewind *x = a, *y = b;
+	int32_t d = (int32_t)(x->seq - y->seq);
+
+	return d < 0 ? -1 : d > 0;
+}
+
+/* What a server taking over adopts. */
+struct fs_adopting {
+	struct fs *fs;
+	struct adopted_rewinds rewinds;
+};
+
+static void open_rewound(struct fs *fs, uint64_t fh);
+
 /* What a dead server had open: the inodes stay as they are. */
 static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 {
-	struct fs *fs = arg;
-	struct rewind w = { (pid_t)ino, handle, NULL }, old;
+	struct adopted_rewinds *ar = arg;
+	struct fs *fs = container_of(arg, struct fs_adopting, rewinds)->fs;
+	struct adopted_rewind *w;
 	struct rbuf *text;
 	size_t len = 0;
 	struct node n;
 
-	/* A rewound open's snapshot: its thread's in @ino (fs_read()). */
+	/* A rewound open's snapshot (rewind_take()), put in its place
+	 * once every one is known (adopt_rewinds()). */
 	if (node & KEEP_HANDLE_TAG) {
-		if (rewinds_put(fs->rw, node & ~KEEP_HANDLE_TAG, &w, &old) == 1)
-			keep_drop(fs->keep, old.handle);
+		if (ar->count == ar->cap) {
+			size_t cap = ar->cap ? 2 * ar->cap : 64;
+
+			w = realloc(ar->w, cap * sizeof(*w));
+			if (!w) {
+				ar->short_of_memory = true;
+				keep_drop(fs->keep, handle);
+				return;
+			}
+			ar->w = w;
+			ar->cap = cap;
+		}
+		w = &ar->w[ar->count++];
+		w->fh = node & ~KEEP_HANDLE_TAG;
+		w->handle = handle;
+		w->pid = (pid_t)(uint32_t)ino;
+		w->seq = (uint32_t)(ino >> 32);
 		return;
 	}
 	if (!ino ||
@@ -936,6 +997,44 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * The rewinds a dead server left, in the order they were taken: each
+ * thread's last is the one it goes on reading, and an open rewound is
+ * one whose next read at offset 0 takes a new snapshot (open_rewinds()),
+ * as it would have in the dead server: never the open's own, older
+ * content again, nor the rest of another snapshot after the start of
+ * this one. Numbers go on from the last.
+ */
+static void adopt_rewinds(struct fs *fs, struct adopted_rewinds *ar)
+{
+	struct rewind w = { 0, 0, NULL }, old;
+	size_t i;
+
+	if (ar->count)
+		qsort(ar->w, ar->count, sizeof(*ar->w), rewind_cmp);
+	for (i = 0; i < ar->count; i++) {
+		w.pid = ar->w[i].pid;
+		w.handle = ar->w[i].handle;
+		switch (rewinds_put(fs->rw, ar->w[i].fh, &w, &old)) {
+		case 1:
+			keep_drop(fs->keep, old.handle);
+			break;
+		case 0:
+			break;
+		default: /* out of memory: the open's own content serves */
+			keep_drop(fs->keep, w.handle);
+			continue;
+		}
+		open_rewound(fs, ar->w[i].fh);
+		fs->rewind_seq = ar->w[i].seq;
+	}
+	if (ar->short_of_memory)
+		log_msg(LOG_WARNING, "rewinds of open files lost to a lack of "
+				     "memory at the takeover: their next reads "
+				     "at offset 0 take new snapshots");
+	free(ar->w);
+}
+
 void fs_set_view_record(struct fs *fs, struct view_record *record)
 {
 	views_set_record(fs->env.views, record);
@@ -943,6 +1042,7 @@ void fs_set_view_record(struct fs *fs, struct view_record *record)
 
 int fs_set_keep(struct fs *fs, int fd)
 {
+	struct fs_adopting a = { fs, { NULL, 0, 0, false } };
 	struct inodes *ins;
 	size_t bytes;
 	void *area;
@@ -961,7 +1061,8 @@ int fs_set_keep(struct fs *fs, int fd)
 	if (ret < 0)
 		return ret;
 	__atomic_store_n(&fs->ins, ins, __ATOMIC_RELEASE);
-	keep_each(fs->keep, adopt_open, fs);
+	keep_each(fs->keep, adopt_open, &a.rewinds);
+	adopt_rewinds(fs, &a.rewinds);
 	inodes_taken_over(fs->ins);
 	return 0;
 }
@@ -1596,6 +1697,15 @@ static bool open_rewinds(struct fs *fs, uint64_t fh)
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+/* Open @fh's next read at offset 0 takes a new snapshot again. */
+static void open_rewound(struct fs *fs, uint64_t fh)
+{
+	struct fs_text *t = open_text(fs, fh);
+
+	if (t)
+		__atomic_store_n(&t->read_to, READ_TO_END, __ATOMIC_RELEASE);
+}
+
 static void rewind_drop(void *ctx, const struct rewind *w)
 {
 	struct fs *fs = ctx;
@@ -1624,6 +1734,7 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	struct rewind w = { r->pid, 0, NULL }, old;
 	struct budget_reader *who;
 	struct rbuf *text;
+	uint32_t seq;
 	int ret;
 
 	who = req_admit(r, n, &ret);
@@ -1633,7 +1744,8 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	budget_reader_put(who);
 	if (ret < 0)
 		return ret;
-	if (keep_put(fs->keep, (uint64_t)r->pid, KEEP_HANDLE_TAG | fh,
+	seq = __atomic_add_fetch(&fs->rewind_seq, 1, __ATOMIC_RELAXED);
+	if (keep_put(fs->keep, rewind_ino(r->pid, seq), KEEP_HANDLE_TAG | fh,
 		     text->data, text->len, &w.handle) < 0) {
 		text_free(text);
 		return -ENOMEM;
@@ -1658,7 +1770,11 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 /*
  * A read at offset 0 of open @fh after its first: a new snapshot, for
  * the reading thread, of the file its open took, if it is still the
- * task it was (record_check()); then the read is served from it.
+ * task it was (record_check()) and the reader may still see it, as a
+ * reopen would ask (req_check_named()); then the read is served from
+ * it. A rewind refused leaves the open rewound: the next read at
+ * offset 0 asks again (ENOENT every time once the task is gone), never
+ * serving an older snapshot.
  */
 static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 			 uint64_t fh)
@@ -1679,11 +1795,14 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 	if (ret == 0)
 		ret = record_check(&r, &n, &t);
 	if (ret == 0)
+		ret = req_check_named(&r, &n);
+	if (ret == 0)
 		ret = rewind_take(&r, ino, fh, &n, rd->size);
 	req_end(&r);
-	if (ret < 0)
+	if (ret < 0) {
+		open_rewound(fs, fh);
 		reply_error(req, -ret);
-	else if (!rewinds_serve(fs->rw, fh, r.pid, serve_handle, rd))
+	} else if (!rewinds_serve(fs->rw, fh, r.pid, serve_handle, rd))
 		fuse_reply_err(req, EIO);
 }
 
@@ -1699,8 +1818,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (off == 0 && open_rewinds(rd.fs, fi->fh))
 		read_rewound(req, ino, &rd, fi->fh);
-	else if (off == 0 ||
-		 !rewinds_serve(rd.fs->rw, fi->fh, fuse_req_ctx(req)->pid,
+	else if (!rewinds_serve(rd.fs->rw, fi->fh, fuse_req_ctx(req)->pid,
 				serve_handle, &rd))
 		serve_handle(&rd, fi->fh);
 }
