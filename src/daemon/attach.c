@@ -341,7 +341,9 @@ static int mount_new(struct attach_set *as, struct attached *m,
 		goto nomem;
 	if (m->keep_fd < 0)
 		m->keep_fd = fs_keep_create(
-			((size_t)as->env.cfg->total_snapshots_mib + 16) << 20);
+			((size_t)as->env.cfg->total_snapshots_mib +
+			 as->env.cfg->reader_snapshots_mib + 16)
+			<< 20);
 	ret = m->keep_fd < 0 ? m->keep_fd : fs_set_keep(m->fs, m->keep_fd);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot keep its open files: %s",

@@ -717,7 +717,8 @@ int daemon_run(struct daemon_parts *p)
 		goto fail;
 	if (!p->foreground)
 		log_to_syslog();
-	keep_fd = fs_keep_create(((size_t)p->cfg->total_snapshots_mib + 16)
+	keep_fd = fs_keep_create(((size_t)p->cfg->total_snapshots_mib +
+				  p->cfg->reader_snapshots_mib + 16)
 				 << 20);
 	ret = keep_fd < 0 ?
 		      keep_fd :

@@ -99,6 +99,7 @@ struct fs {
 	unsigned int drop_head, drop_count;
 	struct keep *keep; /* every open's content (keep.h) */
 	struct fs_held **opened; /* by keep slot: this server's opens */
+	struct keep_owner *owners; /* by keep slot, shared; NULL: none */
 	/* Atomic: the number of the last rewind's snapshot, which its
 	 * slot in the keep carries; a successor goes on from the highest
 	 * it finds, so that it knows which snapshot of a thread is its
@@ -766,10 +767,12 @@ static void text_free(struct rbuf *text)
 }
 
 /*
- * Charge @text, node @n's content, to reader @who, with @extra bytes
- * more (an entry of the snapshot table its open made). The buffer grew
- * by doubling: a large one gives back what it does not use first. 0,
- * or -ENOMEM past the budget.
+ * Charge @text, node @n's content, to reader @who, at what it takes:
+ * its buffer, and its copy in the keep (whole pages but for a content
+ * of KEEP_INLINE bytes or less), with @extra bytes more (an entry of
+ * the snapshot table its open made). The buffer grew by doubling: a
+ * large one gives back what it does not use first. 0, or -ENOMEM past
+ * the budget.
  */
 static int text_charge(struct budget_reader *who, const struct node *n,
 		       struct rbuf *text, size_t extra)
@@ -785,7 +788,8 @@ static int text_charge(struct budget_reader *who, const struct node *n,
 	}
 	return budget_charge(who, node_ino(n),
 			     block_bytes(text_of(text)) +
-				     block_bytes(text->data) + extra,
+				     block_bytes(text->data) +
+				     keep_cost(text->len) + extra,
 			     &text_of(text)->charge);
 }
 
@@ -825,9 +829,74 @@ static uint32_t handle_slot(uint64_t handle)
 	return (uint32_t)handle - 1;
 }
 
-/* Keep @len bytes at @data for @h, an open of inode @ino, node @node. */
+/*
+ * Who each content of the keep is charged to, by its slot: in the
+ * keep's record area after the records (fs_keep_create()), so that a
+ * successor charges what it adopts to the reader who holds it
+ * (adopt_charge()). Written before the content is committed.
+ */
+struct keep_owner {
+	uint64_t ns; /* budget_reader_id()'s */
+	uint64_t who; /* OWNER_SET | (OWNER_HOST_ROOT) | uid; 0: nobody */
+};
+
+#define OWNER_SET (1ULL << 33)
+#define OWNER_HOST_ROOT (1ULL << 32)
+#define OWNERS_BYTES ((size_t)FS_KEEP_SLOTS * sizeof(struct keep_owner))
+
+/* Content @handle is charged in @c (or to nobody). */
+static void owner_set(struct fs *fs, uint64_t handle,
+		      const struct budget_charge *c)
+{
+	struct keep_owner *o;
+	uint64_t who = 0, ns = 0;
+	bool host_root;
+	uid_t uid;
+
+	if (!fs->owners || handle_slot(handle) >= FS_KEEP_SLOTS)
+		return;
+	o = &fs->owners[handle_slot(handle)];
+	if (c->reader) {
+		budget_reader_id(c->reader, &ns, &uid, &host_root);
+		who = OWNER_SET | (host_root ? OWNER_HOST_ROOT : 0) | uid;
+	}
+	__atomic_store_n(&o->ns, ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&o->who, who, __ATOMIC_RELEASE);
+}
+
+/*
+ * Charge @bytes, what this server holds of content @handle that a dead
+ * one made, in *@c to the reader it was charged to, whatever its
+ * budget says (it holds it already).
+ */
+static void adopt_charge(struct fs *fs, uint64_t handle, size_t bytes,
+			 struct budget_charge *c)
+{
+	struct budget_reader *r;
+	uint64_t who, ns;
+
+	c->reader = NULL;
+	c->bytes = 0;
+	if (!fs->owners || handle_slot(handle) >= FS_KEEP_SLOTS)
+		return;
+	who = __atomic_load_n(&fs->owners[handle_slot(handle)].who,
+			      __ATOMIC_ACQUIRE);
+	ns = __atomic_load_n(&fs->owners[handle_slot(handle)].ns,
+			     __ATOMIC_RELAXED);
+	if (!(who & OWNER_SET))
+		return;
+	r = budget_reader_get(ns, (uid_t)who, (who & OWNER_HOST_ROOT) != 0);
+	budget_charge_held(r, bytes, c);
+	budget_reader_put(r);
+}
+
+/*
+ * Keep @len bytes at @data for @h, an open of inode @ino, node @node,
+ * charged in @c.
+ */
 static int keep_open(struct fs *fs, struct fs_held *h, uint64_t ino,
-		     uint64_t node, const void *data, size_t len, uint64_t *fh)
+		     uint64_t node, const void *data, size_t len,
+		     const struct budget_charge *c, uint64_t *fh)
 {
 	if (keep_put(fs->keep, ino, node, data, len, fh) < 0)
 		return -ENOMEM;
@@ -835,6 +904,7 @@ static int keep_open(struct fs *fs, struct fs_held *h, uint64_t ino,
 	if (handle_slot(*fh) < FS_KEEP_SLOTS)
 		__atomic_store_n(&fs->opened[handle_slot(*fh)], h,
 				 __ATOMIC_RELEASE);
+	owner_set(fs, *fh, c);
 	keep_commit(fs->keep, *fh);
 	return 0;
 }
@@ -879,7 +949,8 @@ static int keep_listing(struct fs *fs, struct fs_listing *l, uint64_t *fh)
 		b[1] = 0;
 	if (l->entries.len)
 		memcpy((char *)b + head, l->entries.data, l->entries.len);
-	ret = keep_open(fs, &l->held, 0, 0, b, head + l->entries.len, fh);
+	ret = keep_open(fs, &l->held, 0, 0, b, head + l->entries.len,
+			&l->charge, fh);
 	free(b);
 	if (ret == 0) { /* served from the keep alone */
 		rbuf_free(&l->entries);
@@ -937,6 +1008,23 @@ static int rewind_cmp(const void *a, const void *b)
 	return d < 0 ? -1 : d > 0;
 }
 
+/*
+ * A dead server's open directory: served from the keep as it was
+ * (fs_readdir()), held here for its charge until its releasedir.
+ */
+static void adopt_listing(struct fs *fs, uint64_t handle, size_t len)
+{
+	struct fs_listing *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return;
+	adopt_charge(fs, handle, keep_cost(len) + block_bytes(l), &l->charge);
+	l->held.handle = handle;
+	hold(fs, &l->held, true);
+	__atomic_store_n(&fs->opened[handle_slot(handle)], &l->held,
+			 __ATOMIC_RELEASE);
+}
+
 /* What a server taking over adopts. */
 struct fs_adopting {
 	struct fs *fs;
@@ -944,6 +1032,8 @@ struct fs_adopting {
 };
 
 static void open_rewound(struct fs *fs, uint64_t fh);
+static void rewind_drop(void *ctx, const struct rewind *w);
+static size_t block_bytes(void *p);
 
 /* What a dead server had open: the inodes stay as they are. */
 static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
@@ -977,20 +1067,25 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 		w->seq = (uint32_t)(ino >> 32);
 		return;
 	}
-	if (!ino ||
-	    (node_id_rec(node) ? inodes_node(fs->ins, node, &n, NULL) :
-				 tree_node(node, &n)) < 0 ||
-	    keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0)
+	if (keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0 ||
+	    handle_slot(handle) >= FS_KEEP_SLOTS)
+		return;
+	if (!ino) {
+		adopt_listing(fs, handle, len);
+		return;
+	}
+	if ((node_id_rec(node) ? inodes_node(fs->ins, node, &n, NULL) :
+				 tree_node(node, &n)) < 0)
 		return;
 	inodes_adopt(fs->ins, ino, &n, len);
 	/* Held as this server's own opens are, so that its reads know
-	 * whether it was read to its end (fs_read()): the content stays
-	 * the keep's. */
+	 * whether it was read to its end (fs_read()), and charged to its
+	 * reader again: the content stays the keep's. */
 	text = text_new();
-	if (!text || handle_slot(handle) >= FS_KEEP_SLOTS) {
-		text_free(text);
+	if (!text)
 		return;
-	}
+	adopt_charge(fs, handle, keep_cost(len) + block_bytes(text_of(text)),
+		     &text_of(text)->charge);
 	text_held(text)->handle = handle;
 	hold(fs, text_held(text), false);
 	__atomic_store_n(&fs->opened[handle_slot(handle)], text_held(text),
@@ -1008,21 +1103,29 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 static void adopt_rewinds(struct fs *fs, struct adopted_rewinds *ar)
 {
 	struct rewind w = { 0, 0, NULL }, old;
-	size_t i;
+	size_t i, len = 0;
 
 	if (ar->count)
 		qsort(ar->w, ar->count, sizeof(*ar->w), rewind_cmp);
 	for (i = 0; i < ar->count; i++) {
 		w.pid = ar->w[i].pid;
 		w.handle = ar->w[i].handle;
+		/* Its charge, to its reader again. */
+		w.owned = text_new();
+		if (w.owned &&
+		    keep_get(fs->keep, w.handle, NULL, &len, NULL, NULL) == 0)
+			adopt_charge(fs, w.handle,
+				     keep_cost(len) +
+					     block_bytes(text_of(w.owned)),
+				     &text_of(w.owned)->charge);
 		switch (rewinds_put(fs->rw, ar->w[i].fh, &w, &old)) {
 		case 1:
-			keep_drop(fs->keep, old.handle);
+			rewind_drop(fs, &old);
 			break;
 		case 0:
 			break;
 		default: /* out of memory: the open's own content serves */
-			keep_drop(fs->keep, w.handle);
+			rewind_drop(fs, &w);
 			continue;
 		}
 		open_rewound(fs, ar->w[i].fh);
@@ -1057,6 +1160,13 @@ int fs_set_keep(struct fs *fs, int fd)
 	/* The records in the keep's memory, as a dead server left them
 	 * (in this server's alone where the keep has no record area). */
 	area = keep_records(fs->keep, &bytes);
+	/* Who each content is charged to, after the records, where a
+	 * keep made by this version has room for it. */
+	if (area && bytes >= RECORDS_AREA_BYTES + OWNERS_BYTES) {
+		fs->owners = (struct keep_owner *)(void *)((char *)area +
+							   RECORDS_AREA_BYTES);
+		bytes = RECORDS_AREA_BYTES;
+	}
 	ret = inodes_new(fs->env.views, area, bytes, text_free, &ins);
 	if (ret < 0)
 		return ret;
@@ -1069,7 +1179,8 @@ int fs_set_keep(struct fs *fs, int fd)
 
 int fs_keep_create(size_t data_bytes)
 {
-	return keep_create(FS_KEEP_SLOTS, data_bytes, RECORDS_AREA_BYTES);
+	return keep_create(FS_KEEP_SLOTS, data_bytes,
+			   RECORDS_AREA_BYTES + OWNERS_BYTES);
 }
 
 /*
@@ -1572,7 +1683,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	ret = keep_open(fs, text_held(text), ino, node_id(&n), text->data,
-			text->len, &fi->fh);
+			text->len, &text_of(text)->charge, &fi->fh);
 	if (ret < 0) {
 		text_free(text);
 		inodes_release(fs->ins, ino);
@@ -1750,6 +1861,7 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 		text_free(text);
 		return -ENOMEM;
 	}
+	owner_set(fs, w.handle, &text_of(text)->charge);
 	keep_commit(fs->keep, w.handle);
 	w.owned = text;
 	ret = rewinds_put(fs->rw, fh, &w, &old);
@@ -1940,13 +2052,16 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		ret = tree_list(&r, &n, listing_add, l);
 		l->req = NULL;
 	}
-	/* Held until releasedir: charged to its reader. */
+	/* Held until releasedir: charged to its reader, its copy in the
+	 * keep too (keep_listing()). */
 	if (ret == 0)
-		ret = budget_charge(who, node_ino(&n),
-				    block_bytes(l) +
-					    block_bytes(l->entries.data) +
-					    block_bytes(l->start),
-				    &l->charge);
+		ret = budget_charge(
+			who, node_ino(&n),
+			block_bytes(l) + block_bytes(l->entries.data) +
+				block_bytes(l->start) +
+				keep_cost((l->count + 2) * sizeof(uint64_t) +
+					  l->entries.len),
+			&l->charge);
 	budget_reader_put(who);
 	if (ret < 0) {
 		if (l)

@@ -98,8 +98,10 @@ void fs_set_exited(struct fs *fs, struct exited *x, struct listener *l);
 
 /*
  * fs_keep_create - a new keep for a mount, for @data_bytes of contents
- * (the budget of every reader's snapshots): its memfd, which the
- * supervisor holds for the mount's life, or -errno.
+ * (the budget of every reader's snapshots, and the host root's, which
+ * the total does not bound), and a record area for the inode records
+ * and who each content is charged to: its memfd, which the supervisor
+ * holds for the mount's life, or -errno.
  */
 int fs_keep_create(size_t data_bytes);
 

@@ -739,3 +739,8 @@ size_t keep_bytes(const struct keep *k)
 {
 	return __atomic_load_n(&k->bytes, __ATOMIC_RELAXED);
 }
+
+size_t keep_cost(size_t len)
+{
+	return sizeof(struct keep_slot) + (size_t)pages_of(len) * KEEP_PAGE;
+}

@@ -193,6 +193,12 @@ void keep_each(const struct keep *k,
 			  uint64_t node),
 	       void *arg);
 
+/*
+ * keep_cost - the bytes of a store that a content of @len bytes takes:
+ * its slot, and its whole data pages when longer than KEEP_INLINE.
+ */
+size_t keep_cost(size_t len);
+
 /* keep_count - how many contents are in use, claimed or committed. */
 size_t keep_count(const struct keep *k);
 

@@ -61,7 +61,12 @@ struct budget_reader *budget_reader_get(uint64_t ns, uid_t uid, bool host_root)
 {
 	struct budget_reader *r = NULL;
 	struct hash_node *n;
-	uint64_t hash = reader_hash(ns, uid);
+	uint64_t hash;
+
+	/* A uid is one tenant in every view it makes (budget.h). */
+	if (uid != 0)
+		ns = BUDGET_NS_ANY;
+	hash = reader_hash(ns, uid);
 
 	pthread_mutex_lock(&budget.lock);
 	for (n = hash_first(&budget.readers, hash); n; n = hash_next(n)) {
@@ -213,6 +218,28 @@ int budget_charge(struct budget_reader *r, uint64_t id, size_t bytes,
 	c->reader = r;
 	c->bytes = bytes;
 	return 0;
+}
+
+void budget_charge_held(struct budget_reader *r, size_t bytes,
+			struct budget_charge *c)
+{
+	c->reader = NULL;
+	c->bytes = 0;
+	if (!r)
+		return;
+	__atomic_add_fetch(&r->bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&budget.total, bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+	c->reader = r;
+	c->bytes = bytes;
+}
+
+void budget_reader_id(const struct budget_reader *r, uint64_t *ns, uid_t *uid,
+		      bool *host_root)
+{
+	*ns = r->ns;
+	*uid = r->uid;
+	*host_root = r->host_root;
 }
 
 void budget_uncharge(struct budget_charge *c)

@@ -2,10 +2,14 @@
  * budget: how much memory each reader may make the daemon hold, and all
  * of them together.
  *
- * A reader is one uid in one view (its PID namespace, view.h): the
- * snapshots of files it has open or has just looked up, the listings of
- * directories it has open, and the records of the inodes it made
- * (inodes.h) are charged to it until they are freed. A charge that
+ * A reader is one uid, in whatever views it reads (a user's own PID
+ * namespaces, unshare -Urp, never multiply its budget); uid 0 is a
+ * reader per view (its PID namespace, view.h), the root of each
+ * container a tenant of its own. The snapshots of files it has open or
+ * has just looked up, the listings of directories it has open, and the
+ * records of the inodes it made (inodes.h) are charged to it, at what
+ * they take (the keep's slot and pages too: keep_cost()), until they
+ * are freed. A charge that
  * would take a reader past its budget (reader_snapshots), or all
  * readers together past theirs (total_snapshots), is refused: the
  * caller answers ENOMEM, as procfs does when it cannot allocate. The
@@ -72,7 +76,8 @@ void budget_set_limits(size_t reader_bytes, size_t total_bytes);
 /*
  * budget_reader_get - the reader that uid @uid in the PID namespace of
  * nsfs inode @ns (0: a reader the daemon cannot place; BUDGET_NS_ANY:
- * the uid in any namespace, for files outside proc/) is, referenced;
+ * the uid in any namespace, for files outside proc/; ignored but for
+ * uid 0) is, referenced;
  * @host_root: it is the host's root, held to its own budget only. NULL
  * when out of memory. Release with budget_reader_put().
  */
@@ -102,6 +107,23 @@ int budget_admit(struct budget_reader *r, uint64_t id);
  */
 int budget_charge(struct budget_reader *r, uint64_t id, size_t bytes,
 		  struct budget_charge *c);
+
+/*
+ * budget_charge_held - charge @bytes to @r in *@c whatever its budget
+ * says: memory that is held already (what a dead server's readers kept
+ * open, which a successor takes over), so that what they hold next is
+ * judged by all they hold. @r NULL: nothing charged.
+ */
+void budget_charge_held(struct budget_reader *r, size_t bytes,
+			struct budget_charge *c);
+
+/*
+ * budget_reader_id - who @r is: what budget_reader_get() was given for
+ * it (@ns BUDGET_NS_ANY for a uid other than 0), for a successor to
+ * find it again.
+ */
+void budget_reader_id(const struct budget_reader *r, uint64_t *ns, uid_t *uid,
+		      bool *host_root);
 
 /* budget_uncharge - give back what *@c holds, and empty it; an empty
  * charge is allowed. */
