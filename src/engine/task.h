@@ -61,29 +61,47 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 
 /*
  * The last kernel and user shares shown of each task, so that they
- * never go backwards when its utime:stime proportion moves.
+ * never go backwards when its utime:stime proportion moves, not even
+ * across a restart of the server.
  *
- * An entry per task number (@pid, @tid, 0 for the whole process) in a
- * chained hash table (hash.h) that grows with the tasks read: one task
- * per number can be named at a time, so an entry holds the task that
- * started last (its start_ticks), and a read of a later task with that
- * number takes the entry over. What bounds the table is a sweep: when
- * it holds twice the entries the last sweep left (and at least
- * TASK_HISTORY_SWEEP_MIN), the entries of tasks that the keep function
- * says no reader can name any more are dropped. So the table holds at
- * most twice the tasks alive or kept after they exited when the last
- * sweep ran (at least TASK_HISTORY_SWEEP_MIN), plus those recorded
- * while a sweep runs; and a sweep of N entries comes after at least
- * N/2 new ones, so each read pays amortised O(1) calls of keep.
+ * An entry per task number (@pid, @tid, 0 for the whole process): one
+ * task per number can be named at a time, so an entry holds the task
+ * that started last (its start_ticks), and a read of a later task with
+ * that number takes the entry over. The entries live in an area of
+ * memory (task_history_set_area()), a fixed array of at most
+ * TASK_HISTORY_MAX, handed out from the front (sparse memory: a page is
+ * used once an entry on it is); the index to them is a hash table
+ * (hash.h) in this process's heap, rebuilt from the area when another
+ * process maps it. What bounds the area is a sweep: when it holds twice
+ * the entries the last sweep left (and at least TASK_HISTORY_SWEEP_MIN;
+ * reads refused for want of room count as entries), the entries of
+ * tasks that the keep function says no reader can name any more are
+ * dropped. So it holds at most twice the tasks alive or kept after
+ * they exited when the last sweep ran (at least TASK_HISTORY_SWEEP_MIN),
+ * plus those recorded while a sweep runs; and a sweep of N entries
+ * comes after at least N/2 new ones, so each read pays amortised O(1)
+ * calls of keep.
+ *
+ * Crash consistency: one process writes an area at a time, and may die
+ * at any instruction. A value is recorded before it is shown, each
+ * share of a task only grows (an atomic store each), and an entry is
+ * published by a release store of its key once whole (taken over: its
+ * key cleared first); so a process that maps the area after a death
+ * finds every entry published, and clamps no value below one shown.
  *
  * Thread safe: one lock, held for a lookup and an update (a sweep
  * takes it briefly to copy the keys and to drop the gone entries, and
  * calls keep without it; one sweep runs at a time). The clamp only
  * says when a sweep is due, for its caller may hold a lock that keep
- * takes (the exited table's). Out of memory, a
- * task is not recorded and that one read not clamped; never an error.
+ * takes (the exited table's). Out of room or memory, a task is not
+ * recorded and that one read not clamped; never an error.
  */
 #define TASK_HISTORY_SWEEP_MIN 4096
+
+/* The most entries an area holds, and the bytes of an area that holds
+ * them: a header, then 40 bytes an entry (task.c). */
+#define TASK_HISTORY_MAX (1u << 20)
+#define TASK_HISTORY_BYTES (64 + (size_t)40 * TASK_HISTORY_MAX)
 
 /*
  * Whether a reader can still name the task @pid, @tid (0: the whole
@@ -95,10 +113,17 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 typedef bool (*task_history_keep_fn)(void *ctx, pid_t pid, pid_t tid,
 				     uint64_t start_ticks);
 
+struct history_area;
+
 struct task_history {
 	pthread_mutex_t lock;
 	struct hash_table table; /* of struct history_entry (task.c) */
+	struct history_area *area; /* the entries; NULL: none can be */
+	size_t area_bytes;
+	bool own_area; /* a private mapping of this history's */
+	uint64_t free_slot; /* the first free entry below used (task.c) */
 	size_t sweep_at; /* the count at which the next sweep starts */
+	size_t missed; /* reads not recorded for want of room since */
 	bool sweeping; /* a sweep is under way */
 	task_history_keep_fn keep; /* NULL: never swept */
 	void *keep_ctx;
@@ -106,10 +131,24 @@ struct task_history {
 
 /*
  * task_history_init / task_history_destroy - set up an empty history
- * that is never swept, and tear it down with its entries.
+ * that is never swept, in a private area of TASK_HISTORY_BYTES (none
+ * when it cannot be mapped: nothing is recorded), and tear it down with
+ * its index (an area set by task_history_set_area() stays its owner's).
  */
 void task_history_init(struct task_history *h);
 void task_history_destroy(struct task_history *h);
+
+/*
+ * task_history_set_area - keep @h's entries in @area of @bytes (shared
+ * memory that outlives this process, 8-byte aligned, zero-filled when
+ * new; the caller maps and unmaps it) from now on: every entry found
+ * there is @h's, the index rebuilt; an area of another layout or size
+ * is emptied. The entries held before are dropped. NULL: a private area
+ * again, empty. 0, or -EINVAL when @bytes cannot hold the header and
+ * one entry (@h is then without an area: nothing is recorded). Thread
+ * safe.
+ */
+int task_history_set_area(struct task_history *h, void *area, size_t bytes);
 
 /*
  * task_history_set_keep - sweep @h from now on, with @keep(@ctx, ...)
