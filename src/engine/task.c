@@ -150,35 +150,10 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 	*user_ns = cpu_ns - *kernel_ns;
 }
 
-/*
- * The history's area: a header, then entries handed out from the front.
- * An entry is free while its key is 0; a live key is HISTORY_LIVE | pid
- * << 32 | tid. Only the writer's process reads start_ticks of a free
- * entry: it links the free ones (rebuilt when an area is taken).
- */
-struct history_slot {
-	uint64_t key;
-	uint64_t start_ticks;
-	uint64_t kernel_ns, user_ns;
-	uint64_t born_boot_ns; /* its start to the ns; 0: not known yet */
-};
-
-#define HISTORY_MAGIC 0x3174736968736674ULL /* "tfshist1" */
-#define HISTORY_LIVE (1ULL << 63)
 #define HISTORY_NO_SLOT UINT64_MAX
 
-struct history_area {
-	uint64_t magic; /* stored last when the header is made */
-	uint32_t slot_bytes;
-	uint32_t header_bytes;
-	uint64_t capacity; /* entries the area holds */
-	uint64_t used; /* entries handed out: the ones a successor reads */
-	uint64_t pad[4];
-	struct history_slot slot[];
-};
-
-_Static_assert(sizeof(struct history_slot) == 40, "TASK_HISTORY_BYTES");
-_Static_assert(sizeof(struct history_area) == 64, "TASK_HISTORY_BYTES");
+_Static_assert(sizeof(struct history_slot) == 40, "task.h's layout");
+_Static_assert(sizeof(struct history_area) == 64, "task.h's layout");
 
 /* A task's entry in the index: where its slot is. */
 struct history_entry {
@@ -197,7 +172,8 @@ static void put(uint64_t *p, uint64_t v)
 
 static uint64_t history_key(pid_t pid, pid_t tid)
 {
-	return HISTORY_LIVE | (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+	return TASK_HISTORY_LIVE | (uint64_t)(uint32_t)pid << 32 |
+	       (uint32_t)tid;
 }
 
 static uint64_t history_hash(pid_t pid, pid_t tid)
@@ -314,7 +290,8 @@ static void area_open(struct task_history *h)
 
 	if (cap > TASK_HISTORY_MAX)
 		cap = TASK_HISTORY_MAX;
-	if (a->magic == HISTORY_MAGIC && a->slot_bytes == sizeof(a->slot[0]) &&
+	if (a->magic == TASK_HISTORY_MAGIC &&
+	    a->slot_bytes == sizeof(a->slot[0]) &&
 	    a->header_bytes == sizeof(*a) && a->capacity == cap &&
 	    a->used <= cap)
 		return;
@@ -328,7 +305,7 @@ static void area_open(struct task_history *h)
 	a->header_bytes = sizeof(*a);
 	a->capacity = cap;
 	a->used = 0;
-	__atomic_store_n(&a->magic, HISTORY_MAGIC, __ATOMIC_RELEASE);
+	__atomic_store_n(&a->magic, TASK_HISTORY_MAGIC, __ATOMIC_RELEASE);
 }
 
 /*
@@ -347,7 +324,7 @@ static void area_index(struct task_history *h)
 	for (i = a->used; i-- > 0;) {
 		s = &a->slot[i];
 		key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (!(key & HISTORY_LIVE)) {
+		if (!(key & TASK_HISTORY_LIVE)) {
 			slot_free(h, s);
 			continue;
 		}

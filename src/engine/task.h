@@ -98,10 +98,38 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
  */
 #define TASK_HISTORY_SWEEP_MIN 4096
 
-/* The most entries an area holds, and the bytes of an area that holds
- * them: a header, then 40 bytes an entry (task.c). */
+/*
+ * The layout of an area, the same in every binary that hands it on: a
+ * header, then the entries. An entry is free while its key is 0; a
+ * live key is TASK_HISTORY_LIVE | pid << 32 | tid. Entries below used
+ * are read by the next process to map the area; used grows before an
+ * entry past it is written. (The writer links the free entries through
+ * their start_ticks, for itself.)
+ */
+struct history_slot {
+	uint64_t key; /* stored last, with release, when it is whole */
+	uint64_t start_ticks;
+	uint64_t kernel_ns, user_ns; /* the last split shown */
+	uint64_t born_boot_ns; /* its start to the ns; 0: not known yet */
+};
+
+#define TASK_HISTORY_MAGIC 0x3174736968736674ULL /* "tfshist1" */
+#define TASK_HISTORY_LIVE (1ULL << 63)
+
+struct history_area {
+	uint64_t magic; /* stored last when the header is made */
+	uint32_t slot_bytes, header_bytes; /* sizeof each: the layout */
+	uint64_t capacity; /* entries the area holds */
+	uint64_t used; /* entries handed out from the front */
+	uint64_t pad[4];
+	struct history_slot slot[];
+};
+
+/* The most entries an area holds, and the bytes of such an area. */
 #define TASK_HISTORY_MAX (1u << 20)
-#define TASK_HISTORY_BYTES (64 + (size_t)40 * TASK_HISTORY_MAX)
+#define TASK_HISTORY_BYTES             \
+	(sizeof(struct history_area) + \
+	 sizeof(struct history_slot) * (size_t)TASK_HISTORY_MAX)
 
 /*
  * Whether a reader can still name the task @pid, @tid (0: the whole
@@ -112,8 +140,6 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
  */
 typedef bool (*task_history_keep_fn)(void *ctx, pid_t pid, pid_t tid,
 				     uint64_t start_ticks);
-
-struct history_area;
 
 struct task_history {
 	pthread_mutex_t lock;
