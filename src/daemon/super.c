@@ -145,28 +145,28 @@ static struct super *super_alloc(void)
 }
 
 /*
- * The history's memfd, made (sparse: TASK_HISTORY_BYTES) unless one was
- * handed over (a state from a binary before it has none), and mapped.
+ * The history's memfd, mapped: the one handed over, else (a state from
+ * a binary before it, or one that cannot be mapped) a new one, sparse,
+ * of TASK_HISTORY_BYTES.
  */
 static int map_history(struct super *s)
 {
 	struct stat st;
 
-	if (s->history_fd < 0) {
-		s->history_bytes = TASK_HISTORY_BYTES;
-		s->history = shared_new("timingfs-history", s->history_bytes,
-					&s->history_fd);
-	} else if (fstat(s->history_fd, &st) == 0 && st.st_size > 0) {
+	if (s->history_fd >= 0 && fstat(s->history_fd, &st) == 0 &&
+	    st.st_size > 0) {
 		s->history_bytes = (size_t)st.st_size;
 		s->history = mmap(NULL, s->history_bytes,
 				  PROT_READ | PROT_WRITE, MAP_SHARED,
 				  s->history_fd, 0);
+		if (s->history != MAP_FAILED)
+			return 0;
 	}
-	if (s->history == MAP_FAILED || !s->history) {
-		s->history = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	close_fd(s->history_fd);
+	s->history_bytes = TASK_HISTORY_BYTES;
+	s->history = shared_new("timingfs-history", s->history_bytes,
+				&s->history_fd);
+	return s->history ? 0 : -ENOMEM;
 }
 
 /* The shared regions, @nslots request slots, the view records and the
