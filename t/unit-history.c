@@ -3,10 +3,15 @@
  * table under it (hash.h), without /proc: no counter goes back however
  * many tasks are read, a sweep drops exactly the tasks gone, a later
  * task takes a number over and an earlier one is left alone, and
- * readers on several threads agree.
+ * readers on several threads agree; and in a shared area, a second
+ * mapping (a successor's) finds every entry whole and nothing that was
+ * not published.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "tap.h"
@@ -329,6 +334,299 @@ static void test_born(void)
 	task_history_destroy(&h);
 }
 
+/* ---- the shared area, as a server and its successor see it --------- */
+
+/* A memfd of @bytes, and two mappings of it (as two processes). */
+static int area_new(size_t bytes, void **first, void **second)
+{
+	int fd = memfd_create("unit-history", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, (off_t)bytes) < 0)
+		return -1;
+	*first = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	*second = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*first == MAP_FAILED || *second == MAP_FAILED)
+		return -1;
+	return fd;
+}
+
+#define SHARED_TASKS 5000
+
+/* Tasks of SHARED_TASKS whose tid % 5 == 0 are gone at the sweep. */
+static bool keep_not_fifth(void *ctx, pid_t pid, pid_t tid,
+			   uint64_t start_ticks)
+{
+	(void)ctx;
+	(void)pid;
+	(void)start_ticks;
+	return tid % 5 != 0;
+}
+
+/*
+ * The first server: every task at 60 % kernel, a start to the ns for
+ * the even ones, tids % 7 == 0 taken over by a later task (start 9),
+ * those % 5 == 0 swept (free entries left among the others).
+ */
+static void first_server(struct task_history *h)
+{
+	uint64_t k, u;
+	pid_t tid;
+
+	task_history_set_keep(h, keep_not_fifth, NULL);
+	for (tid = 1; tid <= SHARED_TASKS; tid++) {
+		split_pct(1000000 + (uint64_t)tid, 60, &k, &u);
+		task_history_record(h, 77, tid, 5, &k, &u, NULL);
+		if (tid % 2 == 0)
+			task_history_set_born(h, 77, tid, 5,
+					      1000 + (uint64_t)tid);
+		if (tid % 7 == 0) {
+			split_pct(2000, 50, &k, &u);
+			task_history_clamp(h, 77, tid, 9, &k, &u);
+		}
+	}
+	task_history_sweep(h);
+}
+
+/* What the first server left, read by a successor: faults counted. */
+static unsigned int successor_reads(struct task_history *h)
+{
+	uint64_t k, u, k1, u1, start, born;
+	unsigned int bad = 0;
+	bool gone;
+	pid_t tid;
+
+	for (tid = 1; tid <= SHARED_TASKS; tid++) {
+		gone = tid % 5 == 0;
+		if (task_history_start(h, 77, tid, &start) == gone ||
+		    (!gone && start != (tid % 7 ? 5u : 9u))) {
+			bad++;
+			continue;
+		}
+		if (gone)
+			continue;
+		born = 0;
+		if (task_history_born(h, 77, tid, start, &born) !=
+			    (tid % 2 == 0 && tid % 7 != 0) ||
+		    (born && born != 1000 + (uint64_t)tid))
+			bad++;
+		/* The proportion moves to 30 %: the kernel share holds. */
+		if (tid % 7) {
+			split_pct(1000000 + (uint64_t)tid, 60, &k1, &u1);
+			split_pct(1000000 + (uint64_t)tid, 30, &k, &u);
+		} else {
+			split_pct(2000, 50, &k1, &u1);
+			split_pct(2000, 30, &k, &u);
+		}
+		task_history_clamp(h, 77, tid, start, &k, &u);
+		if (k != k1 || u != u1)
+			bad++;
+	}
+	return bad;
+}
+
+static void test_shared_successor(void)
+{
+	struct task_history first, next;
+	void *a1, *a2;
+	int fd = area_new(TASK_HISTORY_BYTES, &a1, &a2);
+	size_t left = SHARED_TASKS - SHARED_TASKS / 5;
+
+	if (fd < 0) {
+		tap_skip("a successor finds every entry", "no memfd");
+		return;
+	}
+	task_history_init(&first);
+	check_int(task_history_set_area(&first, a1, TASK_HISTORY_BYTES), 0,
+		  "shared: a new area taken");
+	first_server(&first);
+	check_u64(task_history_count(&first), left, "shared: %zu entries",
+		  left);
+	/* The first server dies: its index goes, the area stays. */
+	task_history_destroy(&first);
+	task_history_init(&next);
+	check_int(task_history_set_area(&next, a2, TASK_HISTORY_BYTES), 0,
+		  "shared: a successor maps it elsewhere");
+	check_u64(task_history_count(&next), left,
+		  "shared: the successor finds every entry");
+	check_int(successor_reads(&next), 0,
+		  "shared: each with its start, its start to the ns and its "
+		  "split, clamped as before");
+	/* Entries freed by the sweep are used again, none past them. */
+	{
+		const struct history_area *h = a2;
+		uint64_t used = h->used, k = 1, u = 1;
+		pid_t tid;
+
+		for (tid = 1; tid <= SHARED_TASKS / 5; tid++)
+			task_history_clamp(&next, 78, tid, 5, &k, &u);
+		check_u64(h->used, used,
+			  "shared: new tasks take the swept entries first");
+	}
+	task_history_destroy(&next);
+	munmap(a1, TASK_HISTORY_BYTES);
+	munmap(a2, TASK_HISTORY_BYTES);
+	close(fd);
+}
+
+/*
+ * What a death mid-write leaves: an entry written and not published
+ * (past used or under it), a take-over whose key was cleared, a clamp
+ * with one share stored, two published entries of one number.
+ */
+static void test_shared_torn(void)
+{
+	struct task_history h;
+	struct history_area *a;
+	struct history_slot *s;
+	void *a1, *a2;
+	int fd = area_new(TASK_HISTORY_BYTES, &a1, &a2);
+	uint64_t k, u, start;
+
+	if (fd < 0) {
+		tap_skip("torn writes", "no memfd");
+		return;
+	}
+	a = a1;
+	task_history_init(&h);
+	task_history_set_area(&h, a1, TASK_HISTORY_BYTES);
+	k = 600, u = 400;
+	task_history_clamp(&h, 5, 5, 1, &k, &u); /* slot 0 */
+	task_history_clamp(&h, 6, 6, 1, &k, &u); /* slot 1 */
+	k = 600, u = 400;
+	task_history_clamp(&h, 7, 7, 1, &k, &u); /* slot 2 */
+	task_history_destroy(&h);
+	/* An entry for 8 whole but for its key, counted in use. */
+	s = &a->slot[a->used];
+	*s = (struct history_slot){ 0, 1, 900, 100, 0 };
+	a->used++;
+	/* An entry past used, published by a layout nobody wrote. */
+	a->slot[a->used + 1] =
+		(struct history_slot){ TASK_HISTORY_LIVE | 9ull << 32 | 9, 1,
+				       900, 100, 0 };
+	/* 6's take-over by a task started at 2: key cleared, then died. */
+	a->slot[1].key = 0;
+	a->slot[1].start_ticks = 2;
+	/* 7's clamp to 650/450: the kernel share stored, not the user's. */
+	a->slot[2].kernel_ns = 650;
+	/* Two entries of 5 (a death between two writes): the later wins. */
+	a->slot[a->used] =
+		(struct history_slot){ TASK_HISTORY_LIVE | 5ull << 32 | 5, 3,
+				       10, 20, 0 };
+	a->used++;
+
+	task_history_init(&h);
+	task_history_set_area(&h, a2, TASK_HISTORY_BYTES);
+	check_u64(task_history_count(&h), 2,
+		  "torn: only whole, published entries are found");
+	check(!task_history_start(&h, 8, 8, &start),
+	      "torn: an entry not published is not found");
+	check(!task_history_start(&h, 9, 9, &start),
+	      "torn: nothing past the entries in use is read");
+	check(!task_history_start(&h, 6, 6, &start),
+	      "torn: a take-over cut short leaves no entry");
+	k = 500, u = 500;
+	task_history_clamp(&h, 7, 7, 1, &k, &u);
+	check(k == 650 && u == 400,
+	      "torn: a clamp cut short clamps to both shares (%" PRIu64
+	      "/%" PRIu64 ")",
+	      k, u);
+	check(task_history_start(&h, 5, 5, &start) && start == 3,
+	      "torn: of two entries of a number, the later task's");
+	k = 1, u = 1;
+	task_history_clamp(&h, 10, 10, 1, &k, &u);
+	task_history_clamp(&h, 11, 11, 1, &k, &u);
+	check_u64(a->used, 5, "torn: the free entries are used again");
+	task_history_destroy(&h);
+	munmap(a1, TASK_HISTORY_BYTES);
+	munmap(a2, TASK_HISTORY_BYTES);
+	close(fd);
+}
+
+/* An area of another layout is emptied; one too small is refused. */
+static void test_shared_layout(void)
+{
+	struct task_history h;
+	struct history_area *a;
+	void *a1, *a2;
+	int fd = area_new(TASK_HISTORY_BYTES, &a1, &a2);
+	uint64_t k = 600, u = 400, start;
+
+	if (fd < 0) {
+		tap_skip("another layout", "no memfd");
+		return;
+	}
+	a = a1;
+	task_history_init(&h);
+	task_history_set_area(&h, a1, TASK_HISTORY_BYTES);
+	task_history_clamp(&h, 5, 5, 1, &k, &u);
+	task_history_destroy(&h);
+	a->slot_bytes = 48; /* another binary's layout */
+	task_history_init(&h);
+	task_history_set_area(&h, a2, TASK_HISTORY_BYTES);
+	check(!task_history_start(&h, 5, 5, &start) && a->used == 0 &&
+		      a->slot[0].key == 0 && a->slot_bytes == 40,
+	      "layout: an area of another layout is emptied");
+	check_int(task_history_set_area(&h, a2, 64), -EINVAL,
+		  "layout: an area too small for one entry is refused");
+	k = 600, u = 400;
+	task_history_clamp(&h, 5, 5, 1, &k, &u);
+	check_u64(task_history_count(&h), 0, "layout: and nothing recorded");
+	task_history_destroy(&h);
+	munmap(a1, TASK_HISTORY_BYTES);
+	munmap(a2, TASK_HISTORY_BYTES);
+	close(fd);
+}
+
+static bool keep_even(void *ctx, pid_t pid, pid_t tid, uint64_t start_ticks)
+{
+	(void)ctx;
+	(void)pid;
+	(void)start_ticks;
+	return tid % 2 == 0;
+}
+
+/*
+ * A full area: a task not recorded is not clamped, and no error; the
+ * misses count toward a sweep, which makes room.
+ */
+static void test_shared_full(void)
+{
+	size_t bytes =
+		sizeof(struct history_area) + 8 * sizeof(struct history_slot);
+	struct task_history h;
+	uint64_t k, u, start;
+	unsigned int due = 0;
+	void *area = aligned_alloc(64, bytes);
+	pid_t tid;
+
+	memset(area, 0, bytes);
+	task_history_init(&h);
+	task_history_set_keep(&h, keep_even, NULL);
+	task_history_set_area(&h, area, bytes);
+	for (tid = 1; tid <= 9; tid++) {
+		k = 600, u = 400;
+		task_history_clamp(&h, 1, tid, 1, &k, &u);
+	}
+	check(task_history_count(&h) == 8 &&
+		      !task_history_start(&h, 1, 9, &start),
+	      "full: 8 entries, the 9th task not recorded");
+	k = 300, u = 700;
+	task_history_clamp(&h, 1, 9, 1, &k, &u);
+	check(k == 300 && u == 700, "full: nor clamped");
+	for (tid = 10; tid < 10 + TASK_HISTORY_SWEEP_MIN; tid++) {
+		k = 1, u = 1;
+		due += task_history_clamp(&h, 1, tid, 1, &k, &u);
+	}
+	check(due > 0, "full: the misses make a sweep due");
+	check_u64(task_history_sweep(&h), 4, "full: a sweep drops the gone");
+	k = 600, u = 400;
+	task_history_clamp(&h, 1, 9, 1, &k, &u);
+	check(task_history_start(&h, 1, 9, &start),
+	      "full: and the next task is recorded");
+	task_history_destroy(&h);
+	free(area);
+}
+
 int main(void)
 {
 	test_hash();
@@ -339,5 +637,9 @@ int main(void)
 	test_numbers_reused();
 	test_threads();
 	test_born();
+	test_shared_successor();
+	test_shared_torn();
+	test_shared_layout();
+	test_shared_full();
 	return tap_done();
 }

@@ -497,9 +497,17 @@ static int run(struct daemon *d)
 	unsigned int nslots;
 	void *slots = super_slots(d->super, &slot_bytes, &nslots);
 	bool successor = super_starts(d->super) > 1;
+	size_t history_bytes;
+	void *history;
 
 	while (own && own->key != SUPER_KEY_OWN)
 		own = own->next;
+	/* Before any thread reads: what a dead server showed holds. */
+	history = super_history(d->super, &history_bytes);
+	if (engine_set_history_area(d->p->engine, history, history_bytes) < 0)
+		log_msg(LOG_WARNING,
+			"the history of the splits shown is lost at a restart: "
+			"its memory is too small");
 	tree_set_server(getpid(), super_starts(d->super));
 	start_exited(d);
 	fs_set_view_record(d->p->fs, super_view_record(d->super));
@@ -595,6 +603,7 @@ static int supervise(struct daemon *d)
 	fs_set_exited(p->fs, NULL, NULL); /* it hears no more exits */
 	listener_stop(d->listener);
 	exited_free(d->exited);
+	engine_set_history_area(p->engine, NULL, 0); /* unmapped below */
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->sigfd >= 0)

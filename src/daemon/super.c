@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "serve.h"
 #include "super.h"
+#include "task.h"
 
 /* How a supervisor came to be. */
 enum super_mode {
@@ -69,6 +71,9 @@ struct super {
 	unsigned int nslots;
 	struct view_record *views; /* the own mount's: VIEW_SLOTS */
 	int slots_fd, views_fd; /* their memfds, for an exec */
+	void *history; /* the engine's history of splits shown (task.h) */
+	size_t history_bytes;
+	int history_fd; /* its memfd */
 	int control_fd; /* the control socket, kept for an exec */
 	char *self; /* the binary, as a path: an upgrade runs it anew */
 	char *mountpoint;
@@ -134,12 +139,38 @@ static struct super *super_alloc(void)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	s->chan = s->sigfd = s->server_fd = s->reply_fd = s->store_fd = -1;
-	s->slots_fd = s->views_fd = s->control_fd = -1;
+	s->slots_fd = s->views_fd = s->history_fd = s->control_fd = -1;
 	s->slot_bytes = serve_slot_bytes();
 	return s;
 }
 
-/* The shared regions, @nslots request slots and the view records. */
+/*
+ * The history's memfd, mapped: the one handed over, else (a state from
+ * a binary before it, or one that cannot be mapped) a new one, sparse,
+ * of TASK_HISTORY_BYTES.
+ */
+static int map_history(struct super *s)
+{
+	struct stat st;
+
+	if (s->history_fd >= 0 && fstat(s->history_fd, &st) == 0 &&
+	    st.st_size > 0) {
+		s->history_bytes = (size_t)st.st_size;
+		s->history = mmap(NULL, s->history_bytes,
+				  PROT_READ | PROT_WRITE, MAP_SHARED,
+				  s->history_fd, 0);
+		if (s->history != MAP_FAILED)
+			return 0;
+	}
+	close_fd(s->history_fd);
+	s->history_bytes = TASK_HISTORY_BYTES;
+	s->history = shared_new("timingfs-history", s->history_bytes,
+				&s->history_fd);
+	return s->history ? 0 : -ENOMEM;
+}
+
+/* The shared regions, @nslots request slots, the view records and the
+ * history. */
 static int map_regions(struct super *s)
 {
 	if (s->slots_fd < 0)
@@ -165,7 +196,7 @@ static int map_regions(struct super *s)
 		s->views = NULL;
 		return -ENOMEM;
 	}
-	return 0;
+	return map_history(s);
 }
 
 static char *self_path(void)
@@ -246,8 +277,11 @@ void super_free(struct super *s)
 		munmap(s->slots, s->slot_bytes * s->nslots);
 	if (s->views)
 		munmap(s->views, VIEW_SLOTS * sizeof(*s->views));
+	if (s->history)
+		munmap(s->history, s->history_bytes);
 	close_fd(s->slots_fd);
 	close_fd(s->views_fd);
+	close_fd(s->history_fd);
 	close_fd(s->chan);
 	close_fd(s->sigfd);
 	close_fd(s->server_fd);
@@ -348,6 +382,7 @@ static void mounts_cloexec(struct super *s, bool on)
 	}
 	cloexec(s->slots_fd, on);
 	cloexec(s->views_fd, on);
+	cloexec(s->history_fd, on);
 	cloexec(s->control_fd, on);
 }
 
@@ -374,9 +409,10 @@ static int write_state(struct super *s, int fd, enum super_mode mode,
 	mp = hex_of(s->mountpoint, strlen(s->mountpoint));
 	fprintf(f,
 		"timingfs-state 1\nmode %d\nstarts %u\nserver %d\n"
-		"control %d\nslots %d %u\nviews %d\nchan %d\nreply %d\n",
+		"control %d\nslots %d %u\nviews %d\nhistory %d\nchan %d\n"
+		"reply %d\n",
 		(int)mode, s->starts, (int)server, s->control_fd, s->slots_fd,
-		s->nslots, s->views_fd, chan, reply);
+		s->nslots, s->views_fd, s->history_fd, chan, reply);
 	if (!self || !mp || put_line(f, "self", self) < 0 ||
 	    put_line(f, "mountpoint", mp) < 0)
 		ret = -ENOMEM;
@@ -515,6 +551,7 @@ int super_load(int fd, char **argv, struct super **out, char *err,
 			   sscanf(line, "slots %d %u", &s->slots_fd,
 				  &s->nslots) == 2 ||
 			   sscanf(line, "views %d", &s->views_fd) == 1 ||
+			   sscanf(line, "history %d", &s->history_fd) == 1 ||
 			   sscanf(line, "chan %d", &s->chan) == 1 ||
 			   sscanf(line, "reply %d", &s->reply_fd) == 1) {
 			continue;
@@ -530,6 +567,7 @@ int super_load(int fd, char **argv, struct super **out, char *err,
 	s->control_fd = xlat(s->control_fd);
 	s->slots_fd = xlat(s->slots_fd);
 	s->views_fd = xlat(s->views_fd);
+	s->history_fd = xlat(s->history_fd);
 	s->chan = xlat(s->chan);
 	s->reply_fd = xlat(s->reply_fd);
 	if (ret == 0 && (mode < MODE_FRESH || mode > MODE_STORE || !s->self ||
@@ -723,6 +761,7 @@ static void store_begin(struct super *s)
 	store_fd(s->control_fd, true);
 	store_fd(s->slots_fd, true);
 	store_fd(s->views_fd, true);
+	store_fd(s->history_fd, true);
 	for (m = s->mounts; m; m = m->next)
 		store_mount(m, true);
 }
@@ -1297,6 +1336,12 @@ void *super_slots(const struct super *s, size_t *slot_bytes,
 struct view_record *super_view_record(const struct super *s)
 {
 	return s->views;
+}
+
+void *super_history(const struct super *s, size_t *bytes)
+{
+	*bytes = s->history_bytes;
+	return s->history;
 }
 
 int super_fd(const struct super *s)

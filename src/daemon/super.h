@@ -21,8 +21,9 @@
  * that exits (the mount was unmounted, SIGTERM) ends the supervisor
  * with its status.
  *
- * The supervisor's state (the registry, the shared memory's memfds, the
- * control socket) can be written into a memfd and given to a new
+ * The supervisor's state (the registry, the shared memory's memfds: the
+ * request slots, the view records, the engine's history; the control
+ * socket) can be written into a memfd and given to a new
  * process of the daemon's binary through exec (super_load()): that
  * process is the supervisor from then on, and serves every mount as a
  * successor does. So:
@@ -174,6 +175,14 @@ void *super_slots(const struct super *s, size_t *slot_bytes,
  * (view.h), shared with the supervisor: VIEW_SLOTS of them.
  */
 struct view_record *super_view_record(const struct super *s);
+
+/*
+ * super_history - the engine's history of the splits shown (task.h),
+ * in a memfd the supervisor made before the first server and hands to
+ * every one after (and through exec and the descriptor store): *@bytes
+ * of it, mapped shared.
+ */
+void *super_history(const struct super *s, size_t *bytes);
 
 /* super_fd - the socket to the supervisor: hang-up when it died. */
 int super_fd(const struct super *s);

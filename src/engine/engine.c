@@ -229,6 +229,11 @@ void engine_set_retained(struct engine *e, const struct engine_retained *r)
 	__atomic_store_n(&e->retained, r, __ATOMIC_RELEASE);
 }
 
+int engine_set_history_area(struct engine *e, void *area, size_t bytes)
+{
+	return task_history_set_area(&e->history, area, bytes);
+}
+
 size_t engine_history_sweep(struct engine *e)
 {
 	return task_history_sweep(&e->history);

@@ -166,6 +166,16 @@ struct engine_retained {
 void engine_set_retained(struct engine *e, const struct engine_retained *r);
 
 /*
+ * engine_set_history_area - keep the splits shown (task.h's history) in
+ * @area of @bytes from now on (TASK_HISTORY_BYTES: shared memory that
+ * the process after this one maps in turn; the caller maps and unmaps
+ * it, and sets NULL before unmapping): what was recorded there before,
+ * by this process or one that died, holds from now on. NULL: private
+ * memory again, empty. 0 or -EINVAL (task_history_set_area()).
+ */
+int engine_set_history_area(struct engine *e, void *area, size_t bytes);
+
+/*
  * engine_history_sweep - drop now what @e keeps of the splits shown of
  * tasks that no reader can name any more (gone from the proc root, and
  * not retained), as it does by itself as that memory grows; returns how

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "procfile.h"
 #include "task.h"
@@ -149,27 +150,259 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 	*user_ns = cpu_ns - *kernel_ns;
 }
 
-/* A task's entry in the history: its number, start and last shares,
- * and its start to the ns (0: not known yet). */
+#define HISTORY_NO_SLOT UINT64_MAX
+
+_Static_assert(sizeof(struct history_slot) == 40, "task.h's layout");
+_Static_assert(sizeof(struct history_area) == 64, "task.h's layout");
+
+/* A task's entry in the index: where its slot is. */
 struct history_entry {
 	struct hash_node node;
-	pid_t pid, tid;
-	uint64_t start_ticks;
-	uint64_t kernel_ns, user_ns;
-	uint64_t born_boot_ns;
+	struct history_slot *s;
 };
 
 /* Entries dropped per hold of the lock while a sweep drops them. */
 #define SWEEP_DROP_BATCH 256
 
+/* A store that the next process to map the area sees whole. */
+static void put(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static uint64_t history_key(pid_t pid, pid_t tid)
+{
+	return TASK_HISTORY_LIVE | (uint64_t)(uint32_t)pid << 32 |
+	       (uint32_t)tid;
+}
+
+static uint64_t history_hash(pid_t pid, pid_t tid)
+{
+	return hash_mix((uint32_t)pid, (uint32_t)tid);
+}
+
+/* The hash of a live @key, as history_hash() of its pid and tid. */
+static uint64_t key_hash(uint64_t key)
+{
+	return hash_mix((uint32_t)(key >> 32) & 0x7fffffffu, (uint32_t)key);
+}
+
+static bool drop_entry(void *ctx, struct hash_node *n)
+{
+	(void)ctx;
+	free(container_of(n, struct history_entry, node));
+	return true;
+}
+
+/* Slot @s free: unpublished, and first of the free ones. Locked. */
+static void slot_free(struct task_history *h, struct history_slot *s)
+{
+	__atomic_store_n(&s->key, 0, __ATOMIC_RELEASE);
+	s->start_ticks = h->free_slot;
+	h->free_slot = (uint64_t)(s - h->area->slot);
+}
+
+/*
+ * A slot for a new entry (its key 0), or NULL when the area is full. One
+ * past those in use is counted in use before it is written, so that a
+ * successor reads it: free until its key is published.
+ */
+static struct history_slot *slot_take(struct task_history *h)
+{
+	struct history_area *a = h->area;
+	struct history_slot *s;
+
+	if (!a)
+		return NULL;
+	if (h->free_slot != HISTORY_NO_SLOT) {
+		s = &a->slot[h->free_slot];
+		h->free_slot = s->start_ticks;
+		return s;
+	}
+	if (a->used >= a->capacity)
+		return NULL;
+	__atomic_store_n(&a->used, a->used + 1, __ATOMIC_RELEASE);
+	return &a->slot[a->used - 1];
+}
+
+/*
+ * Slot @s as the entry of @key, started at @start_ticks, with nothing
+ * recorded: its key cleared first (a death before it is published
+ * again leaves it free), published last.
+ */
+static void slot_write(struct history_slot *s, uint64_t key,
+		       uint64_t start_ticks)
+{
+	if (s->key) {
+		put(&s->key, 0);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	}
+	put(&s->start_ticks, start_ticks);
+	put(&s->kernel_ns, 0);
+	put(&s->user_ns, 0);
+	put(&s->born_boot_ns, 0);
+	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
+}
+
+/* The entry of number @pid, @tid, or NULL. Called locked. */
+static struct history_entry *history_find(struct task_history *h, pid_t pid,
+					  pid_t tid)
+{
+	uint64_t key = history_key(pid, tid);
+	struct hash_node *n;
+	struct history_entry *x;
+
+	for (n = hash_first(&h->table, history_hash(pid, tid)); n;
+	     n = hash_next(n)) {
+		x = container_of(n, struct history_entry, node);
+		if (x->s->key == key)
+			return x;
+	}
+	return NULL;
+}
+
+/* @s indexed, or NULL out of memory. Called locked. */
+static struct history_entry *index_add(struct task_history *h,
+				       struct history_slot *s)
+{
+	struct history_entry *x = malloc(sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->s = s;
+	if (hash_add(&h->table, &x->node, key_hash(s->key)) < 0) {
+		free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/*
+ * The header of @h's area checked, or made anew when it is of another
+ * layout or size: its magic cleared, every entry emptied (the pages
+ * given back where the area is shared memory), the magic stored last.
+ * A new area (all zero) needs no emptying. Locked.
+ */
+static void area_open(struct task_history *h)
+{
+	struct history_area *a = h->area;
+	uint64_t cap = (h->area_bytes - sizeof(*a)) / sizeof(a->slot[0]);
+
+	if (cap > TASK_HISTORY_MAX)
+		cap = TASK_HISTORY_MAX;
+	if (a->magic == TASK_HISTORY_MAGIC &&
+	    a->slot_bytes == sizeof(a->slot[0]) &&
+	    a->header_bytes == sizeof(*a) && a->capacity == cap &&
+	    a->used <= cap)
+		return;
+	if (a->magic || a->capacity || a->used) {
+		put(&a->magic, 0);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		if (madvise(a, h->area_bytes, MADV_REMOVE) < 0)
+			memset(a->slot, 0, h->area_bytes - sizeof(*a));
+	}
+	a->slot_bytes = sizeof(a->slot[0]);
+	a->header_bytes = sizeof(*a);
+	a->capacity = cap;
+	a->used = 0;
+	__atomic_store_n(&a->magic, TASK_HISTORY_MAGIC, __ATOMIC_RELEASE);
+}
+
+/*
+ * The index rebuilt from @h's area: every published entry (of two with
+ * one number, as a death between two writes could leave, the later
+ * task's), the free ones linked, lowest first. An entry that cannot be
+ * indexed (out of memory) is dropped. Locked.
+ */
+static void area_index(struct task_history *h)
+{
+	struct history_area *a = h->area;
+	struct history_slot *s;
+	struct history_entry *x;
+	uint64_t i, key;
+
+	for (i = a->used; i-- > 0;) {
+		s = &a->slot[i];
+		key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (!(key & TASK_HISTORY_LIVE)) {
+			slot_free(h, s);
+			continue;
+		}
+		x = history_find(h, (pid_t)(key >> 32 & 0x7fffffff),
+				 (pid_t)(uint32_t)key);
+		if (x && x->s->start_ticks < s->start_ticks) {
+			slot_free(h, x->s);
+			x->s = s;
+		} else if (x || !index_add(h, s)) {
+			slot_free(h, s);
+		}
+	}
+}
+
+/* @h's private area, or none. Locked. */
+static void area_private(struct task_history *h)
+{
+	void *p = mmap(NULL, TASK_HISTORY_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	h->area = p == MAP_FAILED ? NULL : p;
+	h->area_bytes = h->area ? TASK_HISTORY_BYTES : 0;
+	h->own_area = h->area != NULL;
+	if (h->area)
+		area_open(h);
+}
+
+/* @h without its area and its index. Locked. */
+static void area_drop(struct task_history *h)
+{
+	hash_filter(&h->table, drop_entry, NULL);
+	if (h->own_area)
+		munmap(h->area, h->area_bytes);
+	h->area = NULL;
+	h->area_bytes = 0;
+	h->own_area = false;
+	h->free_slot = HISTORY_NO_SLOT;
+}
+
 void task_history_init(struct task_history *h)
 {
 	pthread_mutex_init(&h->lock, NULL);
 	hash_init(&h->table);
+	h->area = NULL;
+	h->own_area = false;
+	h->free_slot = HISTORY_NO_SLOT;
 	h->sweep_at = TASK_HISTORY_SWEEP_MIN;
+	h->missed = 0;
 	h->sweeping = false;
 	h->keep = NULL;
 	h->keep_ctx = NULL;
+	area_private(h);
+}
+
+int task_history_set_area(struct task_history *h, void *area, size_t bytes)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&h->lock);
+	area_drop(h);
+	if (!area) {
+		area_private(h);
+	} else if (bytes < sizeof(struct history_area) +
+				   sizeof(struct history_slot) ||
+		   (uintptr_t)area % 8) {
+		ret = -EINVAL;
+	} else {
+		h->area = area;
+		h->area_bytes = bytes;
+		area_open(h);
+		area_index(h);
+	}
+	h->missed = 0;
+	h->sweep_at = h->table.count * 2;
+	if (h->sweep_at < TASK_HISTORY_SWEEP_MIN)
+		h->sweep_at = TASK_HISTORY_SWEEP_MIN;
+	pthread_mutex_unlock(&h->lock);
+	return ret;
 }
 
 void task_history_set_keep(struct task_history *h, task_history_keep_fn keep,
@@ -181,74 +414,53 @@ void task_history_set_keep(struct task_history *h, task_history_keep_fn keep,
 	pthread_mutex_unlock(&h->lock);
 }
 
-static bool drop_entry(void *ctx, struct hash_node *n)
-{
-	(void)ctx;
-	free(container_of(n, struct history_entry, node));
-	return true;
-}
-
 void task_history_destroy(struct task_history *h)
 {
-	hash_filter(&h->table, drop_entry, NULL);
+	area_drop(h);
 	hash_destroy(&h->table);
 	pthread_mutex_destroy(&h->lock);
 }
 
-static uint64_t history_hash(pid_t pid, pid_t tid)
-{
-	return hash_mix((uint32_t)pid, (uint32_t)tid);
-}
-
-/* The entry of number @pid, @tid, or NULL. Called locked. */
-static struct history_entry *history_find(struct task_history *h, pid_t pid,
-					  pid_t tid)
-{
-	struct hash_node *n;
-	struct history_entry *x;
-
-	for (n = hash_first(&h->table, history_hash(pid, tid)); n;
-	     n = hash_next(n)) {
-		x = container_of(n, struct history_entry, node);
-		if (x->pid == pid && x->tid == tid)
-			return x;
-	}
-	return NULL;
-}
-
-/* A new entry for @pid, @tid in @h, or NULL out of memory. Locked. */
+/*
+ * A new entry of @pid, @tid started at @start_ticks, or NULL out of
+ * room (counted as a miss: a full area is swept too) or memory. *@due
+ * is set when the history is due a sweep. Locked.
+ */
 static struct history_entry *history_add(struct task_history *h, pid_t pid,
-					 pid_t tid)
+					 pid_t tid, uint64_t start_ticks,
+					 bool *due)
 {
-	struct history_entry *x = malloc(sizeof(*x));
+	struct history_slot *s = slot_take(h);
+	struct history_entry *x = NULL;
 
-	if (!x)
-		return NULL;
-	x->pid = pid;
-	x->tid = tid;
-	x->born_boot_ns = 0;
-	if (hash_add(&h->table, &x->node, history_hash(pid, tid)) < 0) {
-		free(x);
-		return NULL;
+	if (s) {
+		slot_write(s, history_key(pid, tid), start_ticks);
+		x = index_add(h, s);
+		if (!x)
+			slot_free(h, s);
+	} else if (h->area) {
+		h->missed++;
 	}
+	*due = h->keep && !h->sweeping &&
+	       h->table.count + h->missed >= h->sweep_at;
 	return x;
 }
 
-/* *@kernel_ns and *@user_ns no less than @x's, their sum no less. */
-static void clamp_to(const struct history_entry *x, uint64_t *kernel_ns,
+/* *@kernel_ns and *@user_ns no less than @s's, their sum no less. */
+static void clamp_to(const struct history_slot *s, uint64_t *kernel_ns,
 		     uint64_t *user_ns)
 {
 	uint64_t cpu = *kernel_ns + *user_ns;
-	uint64_t last_sum = x->kernel_ns + x->user_ns;
+	uint64_t last_sum = s->kernel_ns + s->user_ns;
 
 	if (cpu < last_sum)
 		cpu = last_sum;
 	/* kernel in [last kernel, cpu - last user]: not empty, since
 	 * cpu >= last kernel + last user. */
-	if (*kernel_ns < x->kernel_ns)
-		*kernel_ns = x->kernel_ns;
-	if (*kernel_ns > cpu - x->user_ns)
-		*kernel_ns = cpu - x->user_ns;
+	if (*kernel_ns < s->kernel_ns)
+		*kernel_ns = s->kernel_ns;
+	if (*kernel_ns > cpu - s->user_ns)
+		*kernel_ns = cpu - s->user_ns;
 	*user_ns = cpu - *kernel_ns;
 }
 
@@ -257,7 +469,8 @@ static void clamp_to(const struct history_entry *x, uint64_t *kernel_ns,
  * or a new one, or the entry of a task that started before under its
  * number, taken over (a new or taken entry holds nothing: no shares,
  * no start to the ns). NULL when its number names a later task, or out
- * of memory. *@due is set when the history is due a sweep. Locked.
+ * of room or memory. *@due is set when the history is due a sweep.
+ * Locked.
  */
 static struct history_entry *history_of(struct task_history *h, pid_t pid,
 					pid_t tid, uint64_t start_ticks,
@@ -265,20 +478,13 @@ static struct history_entry *history_of(struct task_history *h, pid_t pid,
 {
 	struct history_entry *x = history_find(h, pid, tid);
 
-	if (x && x->start_ticks == start_ticks)
+	if (!x)
+		return history_add(h, pid, tid, start_ticks, due);
+	if (x->s->start_ticks == start_ticks)
 		return x;
-	if (x && x->start_ticks > start_ticks)
+	if (x->s->start_ticks > start_ticks)
 		return NULL; /* a task its number no longer names */
-	if (!x) {
-		x = history_add(h, pid, tid);
-		if (!x)
-			return NULL;
-		*due = h->keep && !h->sweeping && h->table.count >= h->sweep_at;
-	}
-	x->start_ticks = start_ticks;
-	x->kernel_ns = 0;
-	x->user_ns = 0;
-	x->born_boot_ns = 0;
+	slot_write(x->s, history_key(pid, tid), start_ticks);
 	return x;
 }
 
@@ -287,19 +493,23 @@ bool task_history_record(struct task_history *h, pid_t pid, pid_t tid,
 			 uint64_t *user_ns, uint64_t *boot_ns)
 {
 	struct history_entry *x;
+	struct history_slot *s;
 	bool due = false;
 
 	pthread_mutex_lock(&h->lock);
 	x = history_of(h, pid, tid, start_ticks, &due);
-	if (x && kernel_ns) {
-		clamp_to(x, kernel_ns, user_ns); /* a new entry's: nothing */
-		x->kernel_ns = *kernel_ns;
-		x->user_ns = *user_ns;
+	s = x ? x->s : NULL;
+	if (s && kernel_ns) {
+		/* Each share only grows: a death between the two stores
+		 * leaves a pair no less than any shown. */
+		clamp_to(s, kernel_ns, user_ns); /* a new entry's: nothing */
+		put(&s->kernel_ns, *kernel_ns);
+		put(&s->user_ns, *user_ns);
 	}
-	if (x && boot_ns) {
-		if (!x->born_boot_ns)
-			x->born_boot_ns = *boot_ns; /* the first one stays */
-		*boot_ns = x->born_boot_ns;
+	if (s && boot_ns) {
+		if (!s->born_boot_ns) /* the first one stays */
+			put(&s->born_boot_ns, *boot_ns);
+		*boot_ns = s->born_boot_ns;
 	}
 	pthread_mutex_unlock(&h->lock);
 	return due;
@@ -327,9 +537,12 @@ struct sweep_copy {
 static bool copy_key(void *ctx, struct hash_node *n)
 {
 	struct sweep_copy *c = ctx;
-	struct history_entry *x = container_of(n, struct history_entry, node);
+	const struct history_slot *s =
+		container_of(n, struct history_entry, node)->s;
 
-	c->keys[c->n++] = (struct sweep_key){ x->pid, x->tid, x->start_ticks };
+	c->keys[c->n++] =
+		(struct sweep_key){ (pid_t)(s->key >> 32 & 0x7fffffff),
+				    (pid_t)(uint32_t)s->key, s->start_ticks };
 	return false;
 }
 
@@ -376,8 +589,9 @@ static size_t sweep_drop(struct task_history *h, const struct sweep_key *gone,
 			pthread_mutex_lock(&h->lock);
 		}
 		x = history_find(h, gone[i].pid, gone[i].tid);
-		if (x && x->start_ticks == gone[i].start_ticks) {
+		if (x && x->s->start_ticks == gone[i].start_ticks) {
 			hash_del(&h->table, &x->node);
+			slot_free(h, x->s);
 			free(x);
 			dropped++;
 		}
@@ -409,6 +623,7 @@ size_t task_history_sweep(struct task_history *h)
 	free(c.keys);
 	pthread_mutex_lock(&h->lock);
 	h->sweeping = false;
+	h->missed = 0;
 	h->sweep_at = h->table.count * 2;
 	if (h->sweep_at < TASK_HISTORY_SWEEP_MIN)
 		h->sweep_at = TASK_HISTORY_SWEEP_MIN;
@@ -424,7 +639,7 @@ bool task_history_start(struct task_history *h, pid_t pid, pid_t tid,
 	pthread_mutex_lock(&h->lock);
 	x = history_find(h, pid, tid);
 	if (x)
-		*start_ticks = x->start_ticks;
+		*start_ticks = x->s->start_ticks;
 	pthread_mutex_unlock(&h->lock);
 	return x != NULL;
 }
@@ -437,9 +652,9 @@ bool task_history_born(struct task_history *h, pid_t pid, pid_t tid,
 
 	pthread_mutex_lock(&h->lock);
 	x = history_find(h, pid, tid);
-	known = x && x->start_ticks == start_ticks && x->born_boot_ns;
+	known = x && x->s->start_ticks == start_ticks && x->s->born_boot_ns;
 	if (known)
-		*boot_ns = x->born_boot_ns;
+		*boot_ns = x->s->born_boot_ns;
 	pthread_mutex_unlock(&h->lock);
 	return known;
 }

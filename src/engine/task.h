@@ -61,29 +61,75 @@ void task_split(uint64_t cpu_ns, uint64_t utime, uint64_t stime,
 
 /*
  * The last kernel and user shares shown of each task, so that they
- * never go backwards when its utime:stime proportion moves.
+ * never go backwards when its utime:stime proportion moves, not even
+ * across a restart of the server.
  *
- * An entry per task number (@pid, @tid, 0 for the whole process) in a
- * chained hash table (hash.h) that grows with the tasks read: one task
- * per number can be named at a time, so an entry holds the task that
- * started last (its start_ticks), and a read of a later task with that
- * number takes the entry over. What bounds the table is a sweep: when
- * it holds twice the entries the last sweep left (and at least
- * TASK_HISTORY_SWEEP_MIN), the entries of tasks that the keep function
- * says no reader can name any more are dropped. So the table holds at
- * most twice the tasks alive or kept after they exited when the last
- * sweep ran (at least TASK_HISTORY_SWEEP_MIN), plus those recorded
- * while a sweep runs; and a sweep of N entries comes after at least
- * N/2 new ones, so each read pays amortised O(1) calls of keep.
+ * An entry per task number (@pid, @tid, 0 for the whole process): one
+ * task per number can be named at a time, so an entry holds the task
+ * that started last (its start_ticks), and a read of a later task with
+ * that number takes the entry over. The entries live in an area of
+ * memory (task_history_set_area()), a fixed array of at most
+ * TASK_HISTORY_MAX, handed out from the front (sparse memory: a page is
+ * used once an entry on it is); the index to them is a hash table
+ * (hash.h) in this process's heap, rebuilt from the area when another
+ * process maps it. What bounds the area is a sweep: when it holds twice
+ * the entries the last sweep left (and at least TASK_HISTORY_SWEEP_MIN;
+ * reads refused for want of room count as entries), the entries of
+ * tasks that the keep function says no reader can name any more are
+ * dropped. So it holds at most twice the tasks alive or kept after
+ * they exited when the last sweep ran (at least TASK_HISTORY_SWEEP_MIN),
+ * plus those recorded while a sweep runs; and a sweep of N entries
+ * comes after at least N/2 new ones, so each read pays amortised O(1)
+ * calls of keep.
+ *
+ * Crash consistency: one process writes an area at a time, and may die
+ * at any instruction. A value is recorded before it is shown, each
+ * share of a task only grows (an atomic store each), and an entry is
+ * published by a release store of its key once whole (taken over: its
+ * key cleared first); so a process that maps the area after a death
+ * finds every entry published, and clamps no value below one shown.
  *
  * Thread safe: one lock, held for a lookup and an update (a sweep
  * takes it briefly to copy the keys and to drop the gone entries, and
  * calls keep without it; one sweep runs at a time). The clamp only
  * says when a sweep is due, for its caller may hold a lock that keep
- * takes (the exited table's). Out of memory, a
- * task is not recorded and that one read not clamped; never an error.
+ * takes (the exited table's). Out of room or memory, a task is not
+ * recorded and that one read not clamped; never an error.
  */
 #define TASK_HISTORY_SWEEP_MIN 4096
+
+/*
+ * The layout of an area, the same in every binary that hands it on: a
+ * header, then the entries. An entry is free while its key is 0; a
+ * live key is TASK_HISTORY_LIVE | pid << 32 | tid. Entries below used
+ * are read by the next process to map the area; used grows before an
+ * entry past it is written. (The writer links the free entries through
+ * their start_ticks, for itself.)
+ */
+struct history_slot {
+	uint64_t key; /* stored last, with release, when it is whole */
+	uint64_t start_ticks;
+	uint64_t kernel_ns, user_ns; /* the last split shown */
+	uint64_t born_boot_ns; /* its start to the ns; 0: not known yet */
+};
+
+#define TASK_HISTORY_MAGIC 0x3174736968736674ULL /* "tfshist1" */
+#define TASK_HISTORY_LIVE (1ULL << 63)
+
+struct history_area {
+	uint64_t magic; /* stored last when the header is made */
+	uint32_t slot_bytes, header_bytes; /* sizeof each: the layout */
+	uint64_t capacity; /* entries the area holds */
+	uint64_t used; /* entries handed out from the front */
+	uint64_t pad[4];
+	struct history_slot slot[];
+};
+
+/* The most entries an area holds, and the bytes of such an area. */
+#define TASK_HISTORY_MAX (1u << 20)
+#define TASK_HISTORY_BYTES             \
+	(sizeof(struct history_area) + \
+	 sizeof(struct history_slot) * (size_t)TASK_HISTORY_MAX)
 
 /*
  * Whether a reader can still name the task @pid, @tid (0: the whole
@@ -98,7 +144,12 @@ typedef bool (*task_history_keep_fn)(void *ctx, pid_t pid, pid_t tid,
 struct task_history {
 	pthread_mutex_t lock;
 	struct hash_table table; /* of struct history_entry (task.c) */
+	struct history_area *area; /* the entries; NULL: none can be */
+	size_t area_bytes;
+	bool own_area; /* a private mapping of this history's */
+	uint64_t free_slot; /* the first free entry below used (task.c) */
 	size_t sweep_at; /* the count at which the next sweep starts */
+	size_t missed; /* reads not recorded for want of room since */
 	bool sweeping; /* a sweep is under way */
 	task_history_keep_fn keep; /* NULL: never swept */
 	void *keep_ctx;
@@ -106,10 +157,24 @@ struct task_history {
 
 /*
  * task_history_init / task_history_destroy - set up an empty history
- * that is never swept, and tear it down with its entries.
+ * that is never swept, in a private area of TASK_HISTORY_BYTES (none
+ * when it cannot be mapped: nothing is recorded), and tear it down with
+ * its index (an area set by task_history_set_area() stays its owner's).
  */
 void task_history_init(struct task_history *h);
 void task_history_destroy(struct task_history *h);
+
+/*
+ * task_history_set_area - keep @h's entries in @area of @bytes (shared
+ * memory that outlives this process, 8-byte aligned, zero-filled when
+ * new; the caller maps and unmaps it) from now on: every entry found
+ * there is @h's, the index rebuilt; an area of another layout or size
+ * is emptied. The entries held before are dropped. NULL: a private area
+ * again, empty. 0, or -EINVAL when @bytes cannot hold the header and
+ * one entry (@h is then without an area: nothing is recorded). Thread
+ * safe.
+ */
+int task_history_set_area(struct task_history *h, void *area, size_t bytes);
 
 /*
  * task_history_set_keep - sweep @h from now on, with @keep(@ctx, ...)
