@@ -118,6 +118,7 @@ test_expect_success 'info says what the engine found' '
 	clk_tck 100
 	idle_source proc_stat
 	task_source procfs
+	identity_source ticks
 	group_max_size 64
 	group_count 1
 	pidns caller

@@ -331,6 +331,7 @@ static void test_info(void)
 		  "clk_tck 100\n"
 		  "idle_source proc_stat\n"
 		  "task_source procfs\n"
+		  "identity_source ticks\n"
 		  "group_max_size 64\n"
 		  "group_count 4\n",
 		  "info: every line, in order");
@@ -341,6 +342,7 @@ static void test_info(void)
 	info.tsc_source = "calibrated";
 	info.idle_source = "cpuidle";
 	info.task_source = "bpf";
+	info.identity_source = "pidfs";
 	info.group_max_size = 16;
 	info.group_count = 6;
 	render_info(&b, "0.1.0", &info);
@@ -352,6 +354,7 @@ static void test_info(void)
 		  "clk_tck 100\n"
 		  "idle_source cpuidle\n"
 		  "task_source bpf\n"
+		  "identity_source pidfs\n"
 		  "group_max_size 16\n"
 		  "group_count 6\n",
 		  "info: unix units, calibrated, cpuidle");

@@ -26,6 +26,7 @@
 #include "idle.h"
 #include "procfile.h"
 #include "task.h"
+#include "ident.h"
 #include "taskpass.h"
 #include "topology.h"
 #include "tsc.h"
@@ -100,6 +101,7 @@ struct engine {
 	/* The same to the microsecond, for starts to the ns (TASK_BORN). */
 	uint64_t boot_exact_ns;
 	struct taskpass *pass; /* the task iterator; NULL: procfs alone */
+	struct ident *ident; /* pidfs identities; NULL: starts in ticks */
 	const char *task_source; /* "bpf" or "procfs" */
 	char task_source_why[200]; /* why not bpf, asked for and not had */
 	size_t pass_tasks; /* atomic: the tasks of the last pass */
@@ -384,6 +386,13 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 	ret = open_task_source(e, err, errlen);
 	if (ret < 0)
 		goto out_free;
+	/* Which task a number is: exactly where pidfs says, else its start
+	 * in ticks. Only the live /proc's numbers are this kernel's. */
+	if (e->live && ident_new(&e->ident) == -ENOMEM) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	ret = topology_build(&e->topo, opts->sys_root, opts->group_max_size);
 	if (ret < 0) {
 		snprintf(err, errlen,
@@ -409,6 +418,7 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 out_free_topo:
 	topology_free(&e->topo);
 out_free:
+	ident_free(e->ident);
 	taskpass_close(e->pass);
 	free((char *)e->opts.proc_root);
 	free((char *)e->opts.sys_root);
@@ -426,6 +436,7 @@ void engine_free(struct engine *e)
 	pthread_mutex_destroy(&e->fd_lock);
 	pthread_mutex_destroy(&e->hidden_lock);
 	task_history_destroy(&e->history);
+	ident_free(e->ident);
 	taskpass_close(e->pass);
 	idle_destroy(&e->idle);
 	topology_free(&e->topo);
@@ -443,6 +454,7 @@ void engine_get_info(const struct engine *e, struct engine_info *info)
 	info->task_source = e->task_source;
 	info->task_source_why = e->task_source_why;
 	info->task_passes = __atomic_load_n(&e->passes, __ATOMIC_RELAXED);
+	info->identity_source = e->ident ? "pidfs" : "ticks";
 	info->group_max_size = e->opts.group_max_size;
 	info->group_count = e->topo.ngroups;
 	info->units = engine_units(e);
@@ -564,6 +576,8 @@ static unsigned int task_fds_close(struct engine *e)
 			n++;
 		}
 	pthread_mutex_unlock(&e->fd_lock);
+	if (e->ident)
+		n += ident_close_fds(e->ident);
 	return n;
 }
 
@@ -731,6 +745,35 @@ uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
 	    same_start(seen, ticks))
 		return seen;
 	return ticks;
+}
+
+int engine_task_identity(struct engine *e, pid_t pid, pid_t tid,
+			 uint64_t *ident)
+{
+	int ret;
+
+	if (!e->ident)
+		return -EOPNOTSUPP;
+	ret = ident_of(e->ident, pid, tid, ident);
+	if (procfile_no_fds(-ret) && task_fds_close(e))
+		ret = ident_of(e->ident, pid, tid, ident);
+	return ret;
+}
+
+bool engine_has_identity(const struct engine *e)
+{
+	return e->ident != NULL;
+}
+
+uint64_t engine_exit_identity(struct engine *e, pid_t tid)
+{
+	return e->ident ? ident_exit(e->ident, tid) : 0;
+}
+
+void engine_exits_lost(struct engine *e)
+{
+	if (e->ident)
+		ident_forget(e->ident);
 }
 
 static uint64_t created_ns(struct engine *e, pid_t pid, pid_t tid,

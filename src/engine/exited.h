@@ -53,6 +53,9 @@ struct exited_task {
 	uint64_t utime_us; /* the kernel's user and system shares: */
 	uint64_t stime_us; /* the proportion of the split, nothing else */
 	uint64_t start_ticks; /* its start, clock ticks since boot */
+	/* its identity as it was met alive (engine_task_identity()); 0:
+	 * never met, or none but its start */
+	uint64_t ident;
 	uint64_t exit_ns; /* its exit, ns since the Unix epoch */
 	unsigned int nnames; /* at least 1: name[0] is the daemon's */
 	struct exited_name name[EXITED_NAMES];

@@ -187,6 +187,7 @@ static void file_thread(struct listener *l, const struct taskstats_fields *f,
 	t.stime_us = f->stime_us;
 	t.start_ticks =
 		engine_exit_start_ticks(l->e, tgid, tid, life->start_boot);
+	t.ident = engine_exit_identity(l->e, tid);
 	t.exit_ns = life->exit_real;
 	if (birth) {
 		t.nnames = birth->nnames;
@@ -246,6 +247,7 @@ static void file_process(struct listener *l,
 	t.exit_ns = life->exit_real;
 	if (exited_find(l->x, l->own_ns, tgid, tgid, c->mono, &leader) == 0) {
 		t.start_ticks = leader.start_ticks;
+		t.ident = leader.ident;
 		t.nnames = leader.nnames;
 		memcpy(t.name, leader.name, sizeof(t.name));
 	} else {
@@ -505,6 +507,7 @@ static void note_lost(struct listener *l)
 	time_t now = time(NULL);
 
 	__atomic_add_fetch(&l->lost, 1, __ATOMIC_RELAXED);
+	engine_exits_lost(l->e); /* an identity met could be a lost one's */
 	if (now - l->lost_logged >= LOST_LOG_EVERY_S) {
 		l->lost_logged = now;
 		l->log(LOG_WARNING,

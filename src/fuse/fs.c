@@ -378,6 +378,7 @@ static void req_begin(fuse_req_t req, struct request *r)
 	r->only_known = false;
 	r->caps_state = 0;
 	r->task_pid = 0;
+	r->task_ident = 0;
 	r->seen_start = 0;
 }
 
@@ -518,6 +519,7 @@ static void record_use(struct request *r, const struct node *n,
 		r->task_nr[1] = n->num[1];
 		r->task_pid = t->pid;
 		r->task_tid = t->tid;
+		r->task_ident = t->start;
 	}
 }
 
@@ -558,6 +560,11 @@ static int record_judge(struct request *r, const struct node *n,
 
 	if (!t->start)
 		return 0;
+	/* Exact (engine.h): asked now, after what this request read. */
+	if (ident_is_pidfs(t->start)) {
+		ret = task_identity(r, n, &start);
+		return ret < 0 ? ret : start != t->start ? -ENOENT : 0;
+	}
 	if (r->seen_start && r->seen_pid == t->pid && r->seen_tid == t->tid) {
 		start = r->seen_start;
 	} else {
@@ -1408,7 +1415,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ret = tree_check(&r, &n, &ep.attr);
 		/* A process or thread: which one, now. */
 		if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
-			ret = task_start(&r, &n, &start);
+			ret = task_identity(&r, &n, &start);
 		if (ret == 0 && tree_in_proc(&n))
 			ret = name_dir(&r, &n, start, parent, &kept);
 		ep.ino = node_id(&n);

@@ -202,6 +202,63 @@ int task_start(struct request *r, const struct node *n, uint64_t *start)
 	return ret == -ENOENT ? ret : 0;
 }
 
+/* The identity of kept task @x: the one it was met alive with, else its
+ * start. */
+static uint64_t exited_identity(struct request *r, const struct node *n,
+				const struct exited_task *x)
+{
+	struct task_times t;
+
+	if (x->ident)
+		return x->ident;
+	engine_exited_times(r->env->engine, x, node_tid(n) != 0, &t);
+	return t.creation_ns;
+}
+
+int task_identity(struct request *r, const struct node *n, uint64_t *ident)
+{
+	struct engine *e = r->env->engine;
+	struct exited_task x;
+	pid_t pid, tid;
+	int ret;
+
+	*ident = 0;
+	if (n->kind == K_PROC || node_pid(n) <= 0)
+		return 0;
+	if (!engine_has_identity(e))
+		return task_start(r, n, ident);
+	ret = task_of(r, n, &pid, &tid);
+	if (ret == 0)
+		ret = engine_task_identity(e, pid, tid, ident);
+	if (ret == 0)
+		return 0;
+	if (ret != -ENOENT)
+		return task_start(r, n, ident);
+	if (node_tid(n))
+		ret = exited_thread(r, node_pid(n), node_tid(n), &x);
+	else
+		ret = exited_lookup(r, node_pid(n), 0, &x);
+	if (ret == 0)
+		*ident = exited_identity(r, n, &x);
+	return ret;
+}
+
+int task_vouch(struct request *r, const struct node *n)
+{
+	uint64_t now;
+
+	if (!ident_is_pidfs(r->task_ident) || r->task_view != r->view ||
+	    r->task_nr[0] != n->num[0] || r->task_nr[1] != n->num[1])
+		return 0;
+	if (engine_task_identity(r->env->engine, r->task_pid, r->task_tid,
+				 &now) == 0 &&
+	    now != r->task_ident)
+		return -ENOENT;
+	/* Gone since: what was read of it was checked as it was read
+	 * (task_times()'s kept task); a broken source says so itself. */
+	return 0;
+}
+
 int listing_number(struct listing *l, const char *prefix, unsigned long v)
 {
 	char name[32];
@@ -341,6 +398,7 @@ static int task_memo(struct request *r, const struct node *n, pid_t pid,
 	r->task_nr[1] = n->num[1];
 	r->task_pid = pid;
 	r->task_tid = tid;
+	r->task_ident = 0; /* translated now: no record's */
 	return 0;
 }
 

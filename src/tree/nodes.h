@@ -97,6 +97,26 @@ int task_times(struct request *r, const struct node *n, unsigned int need,
 int task_start(struct request *r, const struct node *n, uint64_t *start);
 
 /*
+ * task_identity - which task node @n names, now, in @r's view, as a
+ * record keeps it (engine.h): its pidfs identity where the engine has
+ * them (alive: the number's task now; kept since it exited: the one it
+ * was met alive with, else its start), else task_start()'s start; out
+ * of descriptors, its start too. 0 for a node that names no task,
+ * -ENOENT when the task is gone.
+ */
+int task_identity(struct request *r, const struct node *n, uint64_t *ident);
+
+/*
+ * task_vouch - after the content of node @n was made for @r: -ENOENT
+ * when @n is of the task of a record with a pidfs identity
+ * (r->task_ident) and its number names another task now, so that what
+ * was read by number may be the other's; else 0. A task that holds its
+ * number after a read held it throughout (a number is never given back
+ * to a task that lost it).
+ */
+int task_vouch(struct request *r, const struct node *n);
+
+/*
  * Tables: a header line, then a line of each thread the reader may see
  * (its view's numbers, and the access rules), all of a thread's values
  * from one engine call. show_threads_table: the threads of the process

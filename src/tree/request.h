@@ -63,6 +63,9 @@ struct request {
 	const struct view *task_view;
 	uint32_t task_nr[2];
 	pid_t task_pid, task_tid;
+	/* The identity the FUSE layer's record keeps of that task (its
+	 * start, or a pidfs identity: engine.h), 0: none. */
+	uint64_t task_ident;
 	/* The creation time of task (seen_pid, seen_tid) in the daemon's
 	 * numbers, as a read of this request met it (0: none yet). */
 	uint64_t seen_start;

@@ -336,12 +336,15 @@ int tree_render(struct request *r, const struct node *n, struct rbuf *b)
 
 	if (ent->task) {
 		ret = task_times(r, n, ent->need, &t);
-		return ret < 0 ? ret :
-				 ent->task(b, engine_units(r->env->engine), &t);
+		if (ret == 0)
+			ret = ent->task(b, engine_units(r->env->engine), &t);
+	} else if (ent->show) {
+		ret = ent->show(r, n, b);
+	} else {
+		return S_ISDIR(ent->mode) ? -EISDIR : -EINVAL;
 	}
-	if (ent->show)
-		return ent->show(r, n, b);
-	return S_ISDIR(ent->mode) ? -EISDIR : -EINVAL;
+	/* Read by number: still the task its record names? */
+	return ret < 0 ? ret : task_vouch(r, n);
 }
 
 int tree_readlink(struct request *r, const struct node *n, char *buf,
