@@ -127,7 +127,11 @@
  * what the kernel has open is found again in the keep (inodes_adopt()).
  *
  * Memory: RECORD_BYTES each record in the shared area (touched only as
- * used, lowest first), and an index entry in the process. Where the
+ * used, lowest first), and an index entry in the process. A record is
+ * its maker's (struct record_payer: a uid across views, root per view):
+ * counted against RECORDS_PER_UID and charged to its budget, with what
+ * the kernel keeps for its name, until it goes; the record keeps its
+ * uid and view, and a successor charges it again, never refusing. Where the
  * store has no record area (a store of a server older than the
  * records), the records live in anonymous memory of this server alone
  * and a successor starts afresh. Each entry is charged to the budget
