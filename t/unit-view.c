@@ -217,11 +217,11 @@ static void test_records(struct views *vs)
 			      &g, NULL),
 		  -ENOENT, "records: unknown: ENOENT");
 	t = (struct record_task){ .pid = 1041, .start = 100, .parent = 5 };
-	check_int(inodes_name(rs, &n, &t), 0, "records: a lookup");
+	check_int(inodes_name(rs, &n, &t, NULL, NULL), 0, "records: a lookup");
 	first = n.rec;
 	check(first != 0 && node_id(&n) != node_ino(&n),
 	      "records: the node ID is the record's");
-	check_int(inodes_name(rs, &n, &t), 0, "records: another");
+	check_int(inodes_name(rs, &n, &t, NULL, NULL), 0, "records: another");
 	check(n.rec == first, "records: the same instance, the same record");
 	check(views_held(vs, 7) == 1, "records: one record holds its slot");
 	m = n;
@@ -239,7 +239,7 @@ static void test_records(struct views *vs)
 		  "records: a kind the record cannot have: ENOENT");
 	t.start = 200; /* the number taken by another task */
 	m = n;
-	check_int(inodes_name(rs, &m, &t), 0, "records: a new instance");
+	check_int(inodes_name(rs, &m, &t, NULL, NULL), 0, "records: a new instance");
 	check(m.rec != first, "records: another start, another record");
 	check(views_held(vs, 7) == 2, "records: each holds the slot");
 	check(inodes_of_task(rs, 1041, 0, names, 4) == 2 &&
@@ -277,7 +277,7 @@ static void test_records(struct views *vs)
 		t = (struct record_task){ .pid = 1,
 					  .tid = (pid_t)i,
 					  .start = i + 1 };
-		inodes_name(rs, &n, &t);
+		inodes_name(rs, &n, &t, NULL, NULL);
 		id = node_id(&n);
 		if (i == 4999)
 			check(id >> 40 == NODE_REC_BIT >> 40 &&
@@ -299,13 +299,13 @@ static void test_records(struct views *vs)
 		waitpid(child, NULL, 0);
 		n = (struct node){ .kind = K_TGID, .view = 9, .num = { 41 } };
 		t = (struct record_task){ .pid = child, .start = 1 };
-		inodes_name(rs, &n, &t);
+		inodes_name(rs, &n, &t, NULL, NULL);
 		n.num[0] = 42;
 		t.pid = getpid();
-		inodes_name(rs, &n, &t);
+		inodes_name(rs, &n, &t, NULL, NULL);
 		n.num[0] = 43;
 		t.pid = 0;
-		inodes_name(rs, &n, &t);
+		inodes_name(rs, &n, &t, NULL, NULL);
 		check(inodes_gone(rs, proc_gone, NULL, names, 4) == 1 &&
 			      names[0].node.kind == K_TGID &&
 			      names[0].node.num[0] == 41 &&
@@ -334,7 +334,7 @@ static void test_inode_files(struct views *vs)
 		check(false, "inodes: a table");
 		return;
 	}
-	check_int(inodes_name(in, &p, &t), 0, "inodes: a process named");
+	check_int(inodes_name(in, &p, &t, NULL, NULL), 0, "inodes: a process named");
 	check_int(tree_child(&p, "cycles", &f), 0, "inodes: its cycles");
 	check_int(inodes_lookup(in, &f, &o, 100, text_of("12\n"), &p, NULL,
 				&ino, &idle),
@@ -362,7 +362,7 @@ static void test_inode_files(struct views *vs)
 	/* Another task takes the index: none of the first reaches it. */
 	q = (struct node){ .kind = K_TGID, .view = 7, .num = { 52 } };
 	t.start = 400;
-	check_int(inodes_name(in, &q, &t), 0, "inodes: another process");
+	check_int(inodes_name(in, &q, &t, NULL, NULL), 0, "inodes: another process");
 	check(q.rec == p.rec, "inodes: at the freed index");
 	check_int(tree_child(&q, "cycles", &f), 0, "inodes: its cycles");
 	check(!inodes_checked(in, &q, &og) && !inodes_retake(in, &f, 100),

@@ -612,6 +612,27 @@ static struct budget_reader *req_admit(struct request *r, const struct node *n,
 	return NULL;
 }
 
+/*
+ * Who pays for the records a lookup of @r makes (inodes.h): its uid in
+ * its view (outside proc/, in any), and that reader's budget. Release
+ * with payer_put().
+ */
+static void req_payer(struct request *r, struct record_payer *p)
+{
+	p->uid = r->uid;
+	p->ns = r->view ? r->view->ns_ino : BUDGET_NS_ANY;
+	p->reader = budget_reader_get(
+		p->ns, r->uid,
+		r->view && r->uid == 0 &&
+			r->view->ns_ino == views_own_ns(r->env->views));
+}
+
+static void payer_put(struct record_payer *p)
+{
+	budget_reader_put(p->reader);
+	p->reader = NULL;
+}
+
 /* What the block at @p costs: its usable size and malloc's header. */
 static size_t block_bytes(void *p)
 {
@@ -1220,6 +1241,7 @@ static int lookup_file(struct request *r, const struct node *n,
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct budget_reader *who;
+	struct record_payer payer;
 	struct snapshot_idle idle;
 	struct rbuf *text;
 	struct owner o;
@@ -1258,8 +1280,11 @@ static int lookup_file(struct request *r, const struct node *n,
 	 */
 	if (ret < 0)
 		text = NULL;
+	payer.uid = r->uid;
+	payer.ns = r->view ? r->view->ns_ino : BUDGET_NS_ANY;
+	payer.reader = who;
 	ret = inodes_lookup(fs->ins, n, &o, r->pid, text, checked ? &dir : NULL,
-			    who, &ep->ino, &idle);
+			    &payer, &ep->ino, &idle);
 	budget_reader_put(who);
 	drop_idle_extras(fs, &idle);
 	if (ret < 0) {
@@ -1317,6 +1342,8 @@ static int name_dir(struct request *r, struct node *n, uint64_t start,
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct record_task t = { .start = start, .parent = parent };
+	struct record_drops drops;
+	struct record_payer who;
 	int ret;
 
 	if (n->kind != K_PROC && n->kind != K_TGID && n->kind != K_TID)
@@ -1335,7 +1362,10 @@ static int name_dir(struct request *r, struct node *n, uint64_t start,
 		*kept = exited_already(r, n);
 	}
 name:
-	ret = inodes_name(fs->ins, n, &t);
+	req_payer(r, &who);
+	ret = inodes_name(fs->ins, n, &t, &who, &drops);
+	payer_put(&who);
+	drop_names(fs, drops.name, drops.count);
 	if (ret == 0)
 		sweep_when_grown(fs, inodes_records(fs->ins));
 	return ret;

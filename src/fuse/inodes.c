@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "hash.h"
 #include "inodes.h"
+#include "log.h"
 #include "tree.h"
 
 /* ---- the records -------------------------------------------------------- */
@@ -44,8 +45,8 @@ struct record {
 	uint64_t nlookup;
 	int32_t pid, tid;
 	uint32_t dir; /* an extra inode's: its file's directory's record */
-	uint32_t spare32;
-	uint64_t spare;
+	uint32_t uid; /* who made it (a successor charges it again) */
+	uint64_t ns; /* and in which view's namespace */
 };
 
 _Static_assert(sizeof(struct record) == RECORD_BYTES, "a record's size");
@@ -59,9 +60,40 @@ struct records_header {
 
 _Static_assert(sizeof(struct records_header) == RECORD_BYTES, "a header");
 
+/* A record's place in the process: its indexes, its payer and charge. */
 struct rindex {
 	struct hash_node by_key, by_task;
+	struct payer *payer;
+	uint32_t prev, next; /* in its payer's ring, oldest first */
+	struct budget_charge charge;
 };
+
+/*
+ * Whom records are counted against: a uid across views, but root per
+ * view (budget.h's readers, as they are keyed); the host's root is
+ * counted, never bounded. Freed at its last record.
+ */
+struct payer {
+	struct hash_node node;
+	uint64_t ns; /* 0 but for root */
+	uid_t uid;
+	bool host_root;
+	uint32_t records;
+	uint32_t oldest; /* its ring's head, 0 when empty */
+	long long logged_ms; /* its last refusal logged */
+};
+
+/*
+ * What a record costs: its bytes in the shared area, its place in the
+ * process (its index, its place on the stack of free ones) and what the
+ * kernel keeps for its name.
+ */
+#define RECORD_CHARGE_BYTES                                        \
+	(RECORD_BYTES + sizeof(struct rindex) + sizeof(uint32_t) + \
+	 RECORD_KERNEL_BYTES)
+
+/* A lookup that names no payer pays as uid 0 of no view. */
+static const struct record_payer no_payer;
 
 /* ---- the entries of the inodes in use ----------------------------------- */
 
@@ -103,6 +135,7 @@ struct inodes {
 	size_t anon_bytes;
 	struct rindex *ix;
 	struct hash_table by_key, by_task;
+	struct hash_table payers;
 	uint32_t *free; /* a stack, the lowest on top */
 	uint32_t nfree;
 	size_t nrecords;
@@ -135,6 +168,82 @@ static unsigned int record_view(const struct record *r)
 	return n.view;
 }
 
+static uint64_t payer_hash(uint64_t ns, uid_t uid)
+{
+	return hash_mix(ns, uid);
+}
+
+/* The payer of records made by @uid in the view of namespace @ns,
+ * found or made; NULL when out of memory. Locked. */
+static struct payer *payer_get(struct inodes *in, uint64_t ns, uid_t uid)
+{
+	struct hash_node *h;
+	struct payer *p;
+
+	if (uid)
+		ns = 0; /* a uid across views, root per view */
+	for (h = hash_first(&in->payers, payer_hash(ns, uid)); h;
+	     h = hash_next(h)) {
+		p = container_of(h, struct payer, node);
+		if (p->ns == ns && p->uid == uid)
+			return p;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->ns = ns;
+	p->uid = uid;
+	p->host_root = !uid && ns == (uint64_t)views_own_ns(in->vs);
+	if (hash_add(&in->payers, &p->node, payer_hash(ns, uid)) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Record @i is @p's newest: counted, at its ring's tail. Locked. */
+static void payer_link(struct inodes *in, struct payer *p, uint32_t i)
+{
+	struct rindex *x = &in->ix[i], *head;
+
+	x->payer = p;
+	p->records++;
+	if (!p->oldest) {
+		p->oldest = x->prev = x->next = i;
+		return;
+	}
+	head = &in->ix[p->oldest];
+	x->next = p->oldest;
+	x->prev = head->prev;
+	in->ix[head->prev].next = i;
+	head->prev = i;
+}
+
+/* Record @i goes: its charge given back, its payer's count down (the
+ * payer freed at none). Locked. */
+static void payer_unlink(struct inodes *in, uint32_t i)
+{
+	struct rindex *x = &in->ix[i];
+	struct payer *p = x->payer;
+
+	budget_uncharge(&x->charge);
+	x->payer = NULL;
+	if (!p)
+		return;
+	if (x->next == i) {
+		p->oldest = 0;
+	} else {
+		in->ix[x->prev].next = x->next;
+		in->ix[x->next].prev = x->prev;
+		if (p->oldest == i)
+			p->oldest = x->next;
+	}
+	if (--p->records == 0) {
+		hash_del(&in->payers, &p->node);
+		free(p);
+	}
+}
+
 /* Index live record @i and hold its slot. Locked. */
 static void index_record(struct inodes *in, uint32_t i)
 {
@@ -146,9 +255,28 @@ static void index_record(struct inodes *in, uint32_t i)
 	in->nrecords++;
 }
 
-/* Take the records a dead server left: live ones indexed, the rest
- * free (a record left live with no lookup is one whose forget ended
- * as its server died). */
+/*
+ * A successor's charge of record @i, made by a dead server: counted and
+ * charged to whom made it, never refused (it is the kernel's already).
+ * Locked.
+ */
+static void recharge(struct inodes *in, uint32_t i)
+{
+	struct record *r = &in->rec[i];
+	struct payer *p = payer_get(in, r->ns, r->uid);
+	struct budget_reader *who;
+
+	if (!p)
+		return; /* out of memory: counted against nobody */
+	payer_link(in, p, i);
+	who = budget_reader_get(r->ns, r->uid, p->host_root);
+	budget_charge(who, 0, RECORD_CHARGE_BYTES, &in->ix[i].charge);
+	budget_reader_put(who);
+}
+
+/* Take the records a dead server left: live ones indexed and charged
+ * again, the rest free (a record left live with no lookup is one whose
+ * forget ended as its server died). */
 static void rebuild(struct inodes *in)
 {
 	uint32_t high = 0, i;
@@ -164,6 +292,7 @@ static void rebuild(struct inodes *in)
 			    RECORD_LIVE &&
 		    r->nlookup) {
 			index_record(in, i);
+			recharge(in, i);
 			continue;
 		}
 		r->state = RECORD_FREE;
@@ -218,6 +347,7 @@ int inodes_new(struct views *vs, void *area, size_t bytes,
 	pthread_mutex_init(&in->lock, NULL);
 	hash_init(&in->by_key);
 	hash_init(&in->by_task);
+	hash_init(&in->payers);
 	rebuild(in);
 	*out = in;
 	return 0;
@@ -233,11 +363,15 @@ void inodes_free(struct inodes *in)
 		text_free(in, in->slot[i].text);
 		budget_uncharge(&in->slot[i].charge);
 	}
+	for (i = 1; in->ix && i < in->cap && i <= in->head->high; i++)
+		if (in->ix[i].payer)
+			payer_unlink(in, i);
 	free(in->slot);
 	free(in->map);
 	if (in->ix) {
 		hash_destroy(&in->by_key);
 		hash_destroy(&in->by_task);
+		hash_destroy(&in->payers);
 		pthread_mutex_destroy(&in->lock);
 	}
 	if (in->anon)
@@ -245,6 +379,88 @@ void inodes_free(struct inodes *in)
 	free(in->ix);
 	free(in->free);
 	free(in);
+}
+
+/* Refusals of records are logged at most once a minute per payer. */
+#define RECORDS_LOG_MS 60000
+
+/* What the host's root always has room for: a quarter of the table. */
+static uint32_t root_room(const struct inodes *in)
+{
+	return in->cap / 4;
+}
+
+/* Forget payer @p if it pays for nothing. Locked. */
+static void payer_unused(struct inodes *in, struct payer *p)
+{
+	if (p->records)
+		return;
+	hash_del(&in->payers, &p->node);
+	free(p);
+}
+
+/*
+ * Whether @who may have one more record: 0 and its payer in *@pp, the
+ * record's bytes charged in *@c; or -ENOMEM, past its bound or its
+ * budget, or with the table full but for the host's root's room
+ * (logged, at most once per RECORDS_LOG_MS per payer). Locked.
+ */
+static int record_admit(struct inodes *in, const struct record_payer *who,
+			struct payer **pp, struct budget_charge *c)
+{
+	const char *why = NULL;
+	struct payer *p;
+	long long now;
+
+	memset(c, 0, sizeof(*c));
+	if (!who)
+		who = &no_payer;
+	p = payer_get(in, who->ns, who->uid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->host_root && p->records >= RECORDS_PER_UID)
+		why = "its bound";
+	else if (!p->host_root && in->nrecords + root_room(in) >= in->cap)
+		why = "the bound of all readers";
+	else if (budget_charge(who->reader, 0, RECORD_CHARGE_BYTES, c) < 0)
+		why = "its budget";
+	if (!why) {
+		*pp = p;
+		return 0;
+	}
+	now = clock_coarse_ms();
+	if (!p->logged_ms || now - p->logged_ms >= RECORDS_LOG_MS) {
+		p->logged_ms = now;
+		log_msg(LOG_WARNING,
+			"uid %u (pid namespace %llu) refused a name under "
+			"proc/ at %s (%u names of %u): ENOMEM",
+			(unsigned int)p->uid, (unsigned long long)who->ns, why,
+			p->records, (unsigned int)RECORDS_PER_UID);
+	}
+	payer_unused(in, p);
+	return -ENOMEM;
+}
+
+static void name_of(const struct inodes *in, uint32_t i,
+		    struct record_name *out);
+
+/*
+ * Up to @max names of @p's oldest records into @d, each moved to the
+ * end of its ring: those the kernel keeps unused go when it drops them,
+ * those held stay and come round last. Locked.
+ */
+static void payer_drops(struct inodes *in, struct payer *p,
+			struct record_drops *d, unsigned int max)
+{
+	uint32_t i;
+
+	while (d->count < max && d->count < RECORDS_DROP_MAX && p->oldest) {
+		i = p->oldest;
+		p->oldest = in->ix[i].next;
+		name_of(in, i, &d->name[d->count++]);
+		if (p->oldest == i)
+			break; /* its only record */
+	}
 }
 
 /* A record never live, or freed: its index, or 0 when none is. Locked. */
@@ -261,8 +477,11 @@ static uint32_t take_record(struct inodes *in)
 	return 0;
 }
 
-int inodes_name(struct inodes *in, struct node *n, const struct record_task *t)
+int inodes_name(struct inodes *in, struct node *n, const struct record_task *t,
+		const struct record_payer *who, struct record_drops *drops)
 {
+	struct budget_charge charge;
+	struct payer *p;
 	uint64_t node;
 	struct hash_node *h;
 	struct record *r;
@@ -270,6 +489,8 @@ int inodes_name(struct inodes *in, struct node *n, const struct record_task *t)
 	int ret = 0;
 
 	n->rec = 0;
+	if (drops)
+		drops->count = 0;
 	node = node_ino(n);
 	pthread_mutex_lock(&in->lock);
 	for (h = hash_first(&in->by_key, key_hash(node, t->start)); h;
@@ -283,13 +504,30 @@ int inodes_name(struct inodes *in, struct node *n, const struct record_task *t)
 			goto out;
 		}
 	}
+	ret = record_admit(in, who, &p, &charge);
+	if (ret < 0) {
+		p = payer_get(in, who ? who->ns : 0, who ? who->uid : 0);
+		if (p && drops) /* its names the kernel keeps unused go */
+			payer_drops(in, p, drops, RECORDS_DROP_MAX);
+		if (p)
+			payer_unused(in, p);
+		goto out;
+	}
 	i = take_record(in);
 	if (!i) {
+		budget_uncharge(&charge);
+		payer_unused(in, p);
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* Near its bound: a few of its oldest names dropped at each new
+	 * one, so that a walker is not refused for names cached alone. */
+	if (drops && !p->host_root && p->records >= RECORDS_DROP_AT)
+		payer_drops(in, p, drops, RECORDS_DROP_EACH);
 	r = &in->rec[i];
 	r->node = node;
+	r->uid = (uint32_t)p->uid;
+	r->ns = who ? who->ns : 0;
 	r->parent = t->parent;
 	r->start = t->start;
 	r->pid = t->pid;
@@ -297,6 +535,8 @@ int inodes_name(struct inodes *in, struct node *n, const struct record_task *t)
 	r->nlookup = 1;
 	__atomic_store_n(&r->state, RECORD_LIVE, __ATOMIC_RELEASE);
 	index_record(in, i);
+	payer_link(in, p, i);
+	in->ix[i].charge = charge;
 	n->rec = i;
 out:
 	pthread_mutex_unlock(&in->lock);
@@ -426,17 +666,27 @@ int inodes_node(struct inodes *in, uint64_t id, struct node *n,
  * outside proc/), a record counted by one lookup: its node ID, or 0
  * when out of records. Locked.
  */
-static uint64_t extra_make(struct inodes *in, const struct node *n)
+static uint64_t extra_make(struct inodes *in, const struct node *n,
+			   const struct record_payer *who)
 {
+	struct budget_charge charge;
 	struct record *r, *dir;
 	struct node parent;
+	struct payer *p;
 	uint32_t i;
 
 	tree_parent(n, &parent); /* a file's directory shares its record */
-	i = take_record(in);
-	if (!i)
+	if (record_admit(in, who, &p, &charge) < 0)
 		return 0;
+	i = take_record(in);
+	if (!i) {
+		budget_uncharge(&charge);
+		payer_unused(in, p);
+		return 0;
+	}
 	r = &in->rec[i];
+	r->uid = (uint32_t)p->uid;
+	r->ns = who ? who->ns : 0;
 	dir = n->rec ? live_record(in, n->rec) : NULL;
 	r->node = node_ino(n);
 	r->parent = node_id(&parent);
@@ -447,6 +697,8 @@ static uint64_t extra_make(struct inodes *in, const struct node *n)
 	r->nlookup = 1;
 	__atomic_store_n(&r->state, RECORD_LIVE, __ATOMIC_RELEASE);
 	index_record(in, i);
+	payer_link(in, p, i);
+	in->ix[i].charge = charge;
 	return NODE_EXTRA_BIT | NODE_REC_BIT | (uint64_t)i << NODE_KIND_BITS |
 	       n->kind;
 }
@@ -471,6 +723,7 @@ static bool record_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
 	r->nlookup = 0;
 	hash_del(&in->by_key, &in->ix[i].by_key);
 	hash_del(&in->by_task, &in->ix[i].by_task);
+	payer_unlink(in, i);
 	views_hold(in->vs, record_view(r), -1);
 	in->free[in->nfree++] = i;
 	in->nrecords--;
@@ -852,9 +1105,10 @@ struct rbuf *inodes_retake(struct inodes *in, const struct node *n, pid_t pid)
 
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
-		  const struct node *checked, struct budget_reader *who,
+		  const struct node *checked, const struct record_payer *payer,
 		  uint64_t *ino, struct snapshot_idle *idle)
 {
+	struct budget_reader *who = payer ? payer->reader : NULL;
 	long long now = clock_coarse_ms();
 	struct entry *own, *e;
 	uint64_t id;
@@ -882,7 +1136,7 @@ int inodes_lookup(struct inodes *in, const struct node *n,
 			e = reusable(own, pid, now) ? own : NULL;
 	}
 	if (!e) {
-		id = extra_make(in, n);
+		id = extra_make(in, n, payer);
 		e = id ? entry_new(in, id, n, who) : NULL;
 		if (!e) {
 			if (id)

@@ -127,7 +127,11 @@
  * what the kernel has open is found again in the keep (inodes_adopt()).
  *
  * Memory: RECORD_BYTES each record in the shared area (touched only as
- * used, lowest first), and an index entry in the process. Where the
+ * used, lowest first), and an index entry in the process. A record is
+ * its maker's (struct record_payer: a uid across views, root per view):
+ * counted against RECORDS_PER_UID and charged to its budget, with what
+ * the kernel keeps for its name, until it goes; the record keeps its
+ * uid and view, and a successor charges it again, never refusing. Where the
  * store has no record area (a store of a server older than the
  * records), the records live in anonymous memory of this server alone
  * and a successor starts afresh. Each entry is charged to the budget
@@ -160,6 +164,35 @@
 
 /* The most records a table holds: a lookup past them gets ENOMEM. */
 #define RECORDS_MAX (1U << 20)
+
+/*
+ * The most records one payer (a uid, across views; root per view) may
+ * have, but the host's root: a lookup that would make one more gets
+ * ENOMEM. Other payers but the host's root together stop three
+ * quarters of the way to RECORDS_MAX: the host's root always has room.
+ */
+#define RECORDS_PER_UID (1U << 14)
+
+/*
+ * From this many records on, each new record of a payer has the kernel
+ * drop RECORDS_DROP_EACH of its oldest names (inodes_name()'s @drops),
+ * and a refusal RECORDS_DROP_MAX: the names the kernel keeps unused
+ * (a walk's, cached) go and free their records before the bound is
+ * met; those held open stay.
+ */
+#define RECORDS_DROP_AT (RECORDS_PER_UID / 4 * 3)
+#define RECORDS_DROP_EACH 4
+#define RECORDS_DROP_MAX 64
+
+/*
+ * What the kernel keeps for a name, charged with its record: a dentry
+ * (192 bytes) and a fuse inode (896), their objects' sizes in
+ * /proc/slabinfo on Linux 6.18. (19,000 names held by O_PATH
+ * descriptors of exited threads' directories grew the slab by 42.7 MB,
+ * 2.2 KiB a name: the holder's descriptors and procfs's own inodes of
+ * the threads, which are the holder's and the kernel's, are the rest.)
+ */
+#define RECORD_KERNEL_BYTES 1088
 
 /* The bytes of a record area of RECORDS_MAX records (keep_create()). */
 #define RECORDS_AREA_BYTES ((size_t)RECORDS_MAX * RECORD_BYTES)
@@ -220,6 +253,20 @@ struct record_name {
 	struct node node; /* the record's directory (rec set) */
 };
 
+/* Who pays for the records a lookup makes: the reader's uid in the
+ * view of nsfs inode @ns, and its budget (NULL: none). */
+struct record_payer {
+	struct budget_reader *reader;
+	uint64_t ns;
+	uid_t uid;
+};
+
+/* Names of a payer's records for the caller to drop (inodes_name()). */
+struct record_drops {
+	struct record_name name[RECORDS_DROP_MAX];
+	unsigned int count;
+};
+
 struct inodes;
 
 /* snapshot_ino - whether node ID @ino names an extra inode. */
@@ -254,10 +301,15 @@ size_t inodes_entry_bytes(void);
  * inodes_name - an entry reply gives the kernel one more lookup of
  * directory @n (K_PROC, K_TGID or K_TID: its kind, view and numbers),
  * the task @t (@t->start 0 for proc/) in the directory of node ID
- * @t->parent: the record of that instance, found or made, counts it.
- * Sets n->rec. 0, or -ENOMEM (out of records).
+ * @t->parent: the record of that instance, found or made, counts it. A
+ * record made is @who's: counted against its RECORDS_PER_UID and
+ * charged to its budget until it goes. Sets n->rec. 0, or -ENOMEM (out
+ * of records, or @who past its bound or budget: logged, at most once a
+ * minute per payer). *@drops (NULL: none) gets names of @who's oldest
+ * records, near or at its bound, for the caller to have the kernel drop.
  */
-int inodes_name(struct inodes *in, struct node *n, const struct record_task *t);
+int inodes_name(struct inodes *in, struct node *n, const struct record_task *t,
+		const struct record_payer *who, struct record_drops *drops);
 
 /*
  * inodes_hold - one more lookup of directory @n of a record it already
@@ -336,8 +388,8 @@ bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o);
  * success (the caller keeps it on failure), for thread @pid, whose open
  * takes it (NULL: none could be made, the size is 0 and the open
  * renders anew); @o its owner; @checked its directory when this lookup
- * checked the path, else NULL; @who the reader the entries it makes
- * are charged to (NULL: nobody). Sets *@ino: the node's last inode when
+ * checked the path, else NULL; @who pays for the entries and the
+ * extra inode's record it makes (@who->reader NULL: no bytes charged). Sets *@ino: the node's last inode when
  * no open holds it and no other thread's lookup waits for its open,
  * else an extra one; a table (tree_grows()) always an extra one. The
  * inode's record (its directory's, or the extra inode's own) counts the
@@ -350,7 +402,7 @@ bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o);
  */
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
-		  const struct node *checked, struct budget_reader *who,
+		  const struct node *checked, const struct record_payer *who,
 		  uint64_t *ino, struct snapshot_idle *idle);
 
 /*
