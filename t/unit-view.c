@@ -38,7 +38,7 @@ static void test_own(struct views *vs)
 	bool shared;
 
 	check(views_pinned(vs) == 0, "caller views: nothing pinned");
-	v = views_caller(vs, getpid(), VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, getpid(), VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot == VIEW_OWN && v->identity && !shared,
 	      "the daemon's own namespace is VIEW_OWN, numbers unchanged");
 	check_int(view_to_daemon(v, getpid()), getpid(),
@@ -46,14 +46,14 @@ static void test_own(struct views *vs)
 	check(!views_shared(vs), "only the own view came: not shared");
 	views_put(vs, v);
 
-	v = views_caller(vs, 0, VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, 0, VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot == VIEW_NOWHERE && v->nowhere && shared,
 	      "a reader it cannot place: nowhere, and the mount is shared");
 	check_int(view_to_daemon(v, 1), -ENOENT, "nowhere: no process 1");
 	check(views_shared(vs), "shared after another view came");
 	views_put(vs, v);
 
-	v = views_caller(vs, getpid(), 1234, &shared);
+	v = views_caller(vs, getpid(), 1234, 0, &shared);
 	check(v->slot > VIEW_NOWHERE && v->identity && v->only_uid == 1234,
 	      "one owner's view: a slot of its own, same numbers");
 	check(view_shows_owner(v, 1234) && !view_shows_owner(v, 0),
@@ -117,7 +117,7 @@ static void test_child(struct views *vs)
 		return;
 	}
 	close(hold[0]);
-	v = views_caller(vs, child, VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, child, VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot > VIEW_NOWHERE && !v->identity && !v->nowhere,
 	      "a child namespace gets a view of its own");
 	check(v->ns_ino == ns_ino(child) && v->ns_ino != ns_ino(getpid()),
@@ -129,7 +129,7 @@ static void test_child(struct views *vs)
 		  "the parent does not exist there");
 	inner = view_to_daemon(v, 2);
 	check_int(inner, -ENOENT, "nor does a 2");
-	check(views_caller(vs, child, VIEW_ALL_UIDS, &shared) == v,
+	check(views_caller(vs, child, VIEW_ALL_UIDS, 0, &shared) == v,
 	      "the same namespace, the same view");
 	views_put(vs, v);
 	views_put(vs, v);
@@ -160,7 +160,7 @@ static void test_pinned(void)
 	check_int(views_new(path, &vs, err, sizeof(err)), 0,
 		  "pinned to the daemon's own namespace");
 	check(views_pinned(vs) == ns_ino(getpid()), "pinned: its inode");
-	v = views_caller(vs, 0, VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, 0, VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot == VIEW_OWN && v->identity,
 	      "pinned: every reader, placed or not, gets the pinned view");
 	views_free(vs);
