@@ -14,6 +14,7 @@
 # many views again. The same holds through 5 kills of the server while
 # the holders hold: others read after each, and once the holders are
 # gone their views (which a successor found reserved) free again.
+# A lowered bound holds, and its refusals are logged once.
 TEST_OTHER_USERS=1 # the tenant is nobody: a trash it reaches
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 test_description='Hostile tenants: one uid taking views of 1,100 PID
@@ -35,6 +36,8 @@ HOST_OTHER=54322
 FLOOD=1100
 # [limits] reader_views by default (timingfs(8)).
 UID_VIEWS=64
+# Where nobody's namespaces take their views.
+FLOOD_DIR=$MNT/proc
 
 # flood NAME: nobody's FLOOD namespaces in the background, holding
 # until release; its line in NAME.out, the holders' pids in NAME.pids,
@@ -43,7 +46,7 @@ UID_VIEWS=64
 flood() {
 	: >"$1.pids" && chmod 666 "$1.pids" &&
 	{ setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups \
-		"$BIN/helper-nsholders" $FLOOD "$MNT/proc" "$TRASH/$1.pids" \
+		"$BIN/helper-nsholders" $FLOOD "$FLOOD_DIR" "$TRASH/$1.pids" \
 		>"$1.out" 2>"$1.err" & } &&
 	FLOOD_PID=$! &&
 	kill_at_exit $FLOOD_PID &&
@@ -169,6 +172,20 @@ test_expect_success 'through 5 kills of the server: others read; views of holder
 	others_read &&
 	release &&
 	none_held three.ns
+'
+
+test_expect_success 'a lowered [limits] reader_views holds; its refusals logged once' '
+	write_config "$TRASH/few.conf" access.hidepid=invisible \
+		limits.reader_views=8 &&
+	mkdir -p "$TRASH/mnt2" &&
+	start_timingfs_on TFS2 "$TRASH/mnt2" -c "$TRASH/few.conf" \
+		-o allow_other &&
+	FLOOD_DIR=$TRASH/mnt2/proc FLOOD=40 UID_VIEWS=8 &&
+	flood few &&
+	test "$(cat few.out)" = "ok 8 refused 32 errno EAGAIN" &&
+	release &&
+	test "$(grep -c "views: uid $NOBODY holds 8 views" TFS2.err)" = 1 &&
+	unmount_timingfs_on TFS2 "$TRASH/mnt2"
 '
 
 test_done

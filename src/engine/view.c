@@ -145,12 +145,14 @@ struct views {
 	 * slot free), EMFILE (out of descriptors), ENOMEM. */
 	struct view refused[3];
 	bool crowded; /* a slot was reused since views_crowded() asked */
-	unsigned int uid_max; /* slots one uid but root may hold */
 	struct logged {
 		uid_t uid;
 		long long at_s;
 	} logged[VIEW_LOGGED]; /* the last refusals logged, by uid */
 };
+
+/* Slots one uid but root may hold, in every table (atomic). */
+static unsigned int views_uid_max = VIEW_UID_MAX;
 
 /* The nsfs inode of the PID namespace of the thread the daemon numbers
  * @pid, from "pid:[INODE]"; 0 when it cannot be read. */
@@ -640,7 +642,6 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 	vs->refused[1].error = -EMFILE;
 	vs->refused[2].error = -ENOMEM;
 	vs->used = VIEW_NOWHERE + 1;
-	vs->uid_max = VIEW_UID_MAX;
 	*out = vs;
 	return 0;
 }
@@ -801,7 +802,7 @@ static int over_locked(const struct views *vs, uid_t holder, unsigned int *mine)
 	}
 	if (holder == 0)
 		return 0;
-	if (*mine >= vs->uid_max)
+	if (*mine >= __atomic_load_n(&views_uid_max, __ATOMIC_RELAXED))
 		return 1;
 	return left <= VIEW_ROOT_RESERVE ? 2 : 0;
 }
@@ -1068,11 +1069,9 @@ unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 	return n;
 }
 
-void views_set_uid_max(struct views *vs, unsigned int max)
+void views_set_uid_max(unsigned int max)
 {
-	pthread_mutex_lock(&vs->lock);
-	vs->uid_max = max ? max : 1;
-	pthread_mutex_unlock(&vs->lock);
+	__atomic_store_n(&views_uid_max, max ? max : 1, __ATOMIC_RELAXED);
 }
 
 /*

@@ -220,10 +220,10 @@ unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 
 /*
  * views_set_uid_max - how many slots one uid other than root may hold
- * from now on (1..VIEW_UID_MAX_LIMIT; VIEW_UID_MAX until called).
- * Slots held already stay.
+ * from now on in every table of views (1..VIEW_UID_MAX_LIMIT;
+ * VIEW_UID_MAX until called). Slots held already stay.
  */
-void views_set_uid_max(struct views *vs, unsigned int max);
+void views_set_uid_max(unsigned int max);
 
 /*
  * views_reap - end the views whose namespace has no process left (idle
