@@ -64,9 +64,9 @@ struct ns_chain {
 /* How many uids' last refusals are remembered for that. */
 #define VIEW_LOGGED 64
 
-/* How many views of ended namespaces a reap looks for process 1 of by
- * a pass over /proc (the nspid way), whose own keeper is gone. */
-#define VIEW_REAP_SCANS 16
+/* How many views whose keeper is gone a reap looks for process 1 of by
+ * a pass over /proc (the nspid way). */
+#define VIEW_REAP_SCANS 4
 
 /* The chains of the namespaces met, replaced round the table. */
 #define NS_CHAINS 64
@@ -829,8 +829,8 @@ static bool log_due_locked(struct views *vs, uid_t uid)
 	return true;
 }
 
-static void log_refusal(const struct views *vs, uid_t holder, int why,
-			unsigned int mine)
+/* Say why @holder, holding @mine slots, was refused (over_locked()). */
+static void log_refusal(uid_t holder, int why, unsigned int mine)
 {
 	if (why == 1)
 		log_msg(LOG_WARNING,
@@ -843,7 +843,6 @@ static void log_refusal(const struct views *vs, uid_t holder, int why,
 			"views: all but the %u view slots kept for root are "
 			"held: a view for uid %u (holding %u) refused (EAGAIN)",
 			VIEW_ROOT_RESERVE, (unsigned int)holder, mine);
-	(void)vs;
 }
 
 /* The view of a reader refused with @err (-EAGAIN, -EMFILE, -ENOMEM). */
@@ -991,7 +990,7 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid,
 	}
 	pthread_mutex_unlock(&vs->lock);
 	if (logged)
-		log_refusal(vs, holder, why, mine);
+		log_refusal(holder, why, mine);
 out:
 	map_free(map);
 	if (fd >= 0 && fd != vs->pinned_fd)
@@ -1116,6 +1115,11 @@ static bool view_alive(struct view *v, unsigned int *scans)
 
 	if (v->keeper > 0 && proc_ino_of(v->keeper) == v->keeper_ino)
 		return true;
+	/* A process 1 the map met, gone: a namespace's process 1 is
+	 * never another, so it ended, and no pass is needed. */
+	if (v->map && map_get(v->map, 1).pid > 0 &&
+	    !proc_ino_of(map_get(v->map, 1).pid))
+		return false;
 	if (v->map && (*scans)++ >= VIEW_REAP_SCANS)
 		return true;
 	pid = view_to_daemon(v, 1);

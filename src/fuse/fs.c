@@ -56,10 +56,10 @@
 #define FS_SWEEP_DROPS 2048
 
 /* Every this many ms the dropper reaps each mount's views (reap_views()),
- * up to FS_REAP_ROUNDS rounds of FS_REAP_SLOTS slots each time. */
+ * dropping the names of up to FS_REAP_SLOTS slots, FS_REAP_NAMES names. */
 #define FS_REAP_MS 1000
-#define FS_REAP_SLOTS 64
-#define FS_REAP_ROUNDS 16
+#define FS_REAP_SLOTS 256
+#define FS_REAP_NAMES 2048
 
 /*
  * The thread that drops names from the kernel's caches, for every
@@ -155,7 +155,9 @@ static void file_name(const struct node *n, struct record_name *rn)
  * it, one for every mount. It is started when first needed, from a
  * request: after the daemon has forked into the background, and only
  * when a mount is read by other views or its readers left extra inodes
- * behind. It takes one name at a time from each mount in turn.
+ * behind. It takes one name at a time from each mount in turn, and
+ * once started, every FS_REAP_MS it reaps each mount's views
+ * (reap_views()).
  */
 static struct fs *dropper_next(struct fs_dropper *d)
 {
@@ -223,19 +225,18 @@ static void sweep_gone(struct fs *fs)
  */
 static void reap_views(struct fs *fs)
 {
-	struct record_name n[FS_DROP_QUEUE];
-	unsigned int slot[FS_REAP_SLOTS], nslots, round;
+	unsigned int slot[FS_REAP_SLOTS], nslots;
+	struct record_name *n;
 	size_t count, i;
 
-	for (round = 0; round < FS_REAP_ROUNDS; round++) {
-		nslots = views_reap(fs->env.views, slot, FS_REAP_SLOTS);
-		if (!nslots)
-			break;
-		count = inodes_in_slots(fs->ins, slot, nslots, n,
-					FS_DROP_QUEUE);
-		for (i = 0; i < count; i++)
-			drop_name(fs, &n[i]);
-	}
+	nslots = views_reap(fs->env.views, slot, FS_REAP_SLOTS);
+	n = nslots ? malloc(FS_REAP_NAMES * sizeof(*n)) : NULL;
+	if (!n)
+		return; /* the slots' names are asked for again later */
+	count = inodes_in_slots(fs->ins, slot, nslots, n, FS_REAP_NAMES);
+	for (i = 0; i < count; i++)
+		drop_name(fs, &n[i]);
+	free(n);
 }
 
 /* Every mount is to reap its views. Called locked. */
