@@ -835,8 +835,7 @@ static void log_refusal(uid_t holder, int why, unsigned int mine)
 	if (why == 1)
 		log_msg(LOG_WARNING,
 			"views: uid %u holds %u views, its bound ([limits] "
-			"reader_views): a view of another PID namespace "
-			"refused (EAGAIN)",
+			"reader_views): a new one refused (EAGAIN)",
 			(unsigned int)holder, mine);
 	else
 		log_msg(LOG_WARNING,
