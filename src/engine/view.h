@@ -41,7 +41,7 @@
  * named in them (views_hold(): an open directory, a working directory,
  * an O_PATH descriptor or a cached name of one still serves that view,
  * however long it waits), no request uses them, and none came for
- * VIEW_IDLE_S seconds. When every slot is taken so, a reader of a new
+ * VIEW_IDLE_S seconds or their namespace ended. When every slot is taken so, a reader of a new
  * view is refused (views_caller(): EAGAIN to the reader) until a slot
  * frees, never given another view's slot. The kernel keeps names it
  * cached until memory runs short, and a cached name holds its slot: so
@@ -226,8 +226,8 @@ unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 void views_set_uid_max(unsigned int max);
 
 /*
- * views_reap - end the views whose namespace has no process left (idle
- * for VIEW_IDLE_S: a stat each, see above), free the slots of ended
+ * views_reap - end the views no request uses whose namespace has no
+ * process left (a stat each, see above), free the slots of ended
  * views and of a dead server's views that the kernel holds no inode
  * of, and put into @slot up to @max of those it still holds names of
  * (each once a VIEW_IDLE_S): their count. The caller has the kernel
