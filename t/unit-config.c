@@ -82,6 +82,7 @@ static void test_defaults(void)
 		  "default reader_snapshots is 32 MiB");
 	check_int(cfg.total_snapshots_mib, 128,
 		  "default total_snapshots is 128 MiB");
+	check_int(cfg.reader_views, 64, "default reader_views is 64");
 }
 
 /* The shipped file must load and say exactly what the defaults say. */
@@ -106,7 +107,8 @@ static void test_shipped(const char *fixtures)
 		      cfg.exited_keep_s == def.exited_keep_s &&
 		      cfg.exited_max_tasks == def.exited_max_tasks &&
 		      cfg.reader_snapshots_mib == def.reader_snapshots_mib &&
-		      cfg.total_snapshots_mib == def.total_snapshots_mib,
+		      cfg.total_snapshots_mib == def.total_snapshots_mib &&
+		      cfg.reader_views == def.reader_views,
 	      "conf/timingfs.conf says the defaults");
 }
 
@@ -334,6 +336,12 @@ static void test_limits(void)
 		      cfg.reader_snapshots_mib == 65536 &&
 		      cfg.total_snapshots_mib == 65536,
 	      "the budgets at their largest, 64 GiB");
+	check(load("[limits]\nreader_views = 958\n", &cfg) == 0 &&
+		      cfg.reader_views == 958,
+	      "reader_views at its largest, every slot but root's");
+	expect_error("[limits]\nreader_views = 959\n", 2,
+		     "[limits] reader_views: 959 is out of range 1..958",
+		     "reader_views 959");
 	expect_error("[limits]\nreader_snapshots = 0\n", 2,
 		     "[limits] reader_snapshots: 0 is out of range 1..65536",
 		     "reader_snapshots 0");

@@ -38,7 +38,7 @@ static void test_own(struct views *vs)
 	bool shared;
 
 	check(views_pinned(vs) == 0, "caller views: nothing pinned");
-	v = views_caller(vs, getpid(), VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, getpid(), VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot == VIEW_OWN && v->identity && !shared,
 	      "the daemon's own namespace is VIEW_OWN, numbers unchanged");
 	check_int(view_to_daemon(v, getpid()), getpid(),
@@ -46,14 +46,14 @@ static void test_own(struct views *vs)
 	check(!views_shared(vs), "only the own view came: not shared");
 	views_put(vs, v);
 
-	v = views_caller(vs, 0, VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, 0, VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot == VIEW_NOWHERE && v->nowhere && shared,
 	      "a reader it cannot place: nowhere, and the mount is shared");
 	check_int(view_to_daemon(v, 1), -ENOENT, "nowhere: no process 1");
 	check(views_shared(vs), "shared after another view came");
 	views_put(vs, v);
 
-	v = views_caller(vs, getpid(), 1234, &shared);
+	v = views_caller(vs, getpid(), 1234, 0, &shared);
 	check(v->slot > VIEW_NOWHERE && v->identity && v->only_uid == 1234,
 	      "one owner's view: a slot of its own, same numbers");
 	check(view_shows_owner(v, 1234) && !view_shows_owner(v, 0),
@@ -117,7 +117,7 @@ static void test_child(struct views *vs)
 		return;
 	}
 	close(hold[0]);
-	v = views_caller(vs, child, VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, child, VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot > VIEW_NOWHERE && !v->identity && !v->nowhere,
 	      "a child namespace gets a view of its own");
 	check(v->ns_ino == ns_ino(child) && v->ns_ino != ns_ino(getpid()),
@@ -129,7 +129,7 @@ static void test_child(struct views *vs)
 		  "the parent does not exist there");
 	inner = view_to_daemon(v, 2);
 	check_int(inner, -ENOENT, "nor does a 2");
-	check(views_caller(vs, child, VIEW_ALL_UIDS, &shared) == v,
+	check(views_caller(vs, child, VIEW_ALL_UIDS, 0, &shared) == v,
 	      "the same namespace, the same view");
 	views_put(vs, v);
 	views_put(vs, v);
@@ -137,6 +137,125 @@ static void test_child(struct views *vs)
 	/* The child is the maker's, reaped by init: wait for it to go. */
 	while (kill(child, 0) == 0 && ns_ino(child) == v->ns_ino)
 		usleep(1000);
+}
+
+/* Whether this process holds a descriptor of PID namespace @ino. */
+static bool holds_ns(ino_t ino)
+{
+	char path[64], link[64], want[64];
+	int fd;
+
+	snprintf(want, sizeof(want), "pid:[%llu]", (unsigned long long)ino);
+	for (fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, want) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A view of a namespace whose last process went: views_reap() ends it,
+ * closes its descriptor and frees its slot (the kernel holds none of
+ * its names here).
+ */
+static void test_reap(struct views *vs)
+{
+	unsigned int slot[4], n, s;
+	pid_t child;
+	struct view *v;
+	bool shared;
+	int hold[2];
+	ino_t ns;
+
+	if (getuid() != 0 || !views_can_translate(vs) || pipe(hold) < 0 ||
+	    (child = spawn_in_new_ns(hold)) < 0) {
+		tap_skip("a view of a namespace that ends",
+			 "needs root and Linux 6.10");
+		return;
+	}
+	close(hold[0]);
+	v = views_caller(vs, child, VIEW_ALL_UIDS, 1000, &shared);
+	s = v->slot;
+	ns = v->ns_ino;
+	check(s > VIEW_NOWHERE && v->holder == 1000 && holds_ns(ns),
+	      "a namespace's view: charged to its holder, its namespace held");
+	views_put(vs, v);
+	check_int(views_reap(vs, slot, 4), 0,
+		  "a reap while its process lives: nothing to drop");
+	check(views_slot(vs, s) == v && !v->gone && holds_ns(ns),
+	      "and the view stays");
+	views_put(vs, v);
+	close(hold[1]);
+	while (kill(child, 0) == 0 && ns_ino(child) == ns)
+		usleep(1000);
+	n = views_reap(vs, slot, 4);
+	check_int(n, 0, "its process gone, a reap: no names to drop");
+	check(!holds_ns(ns), "its namespace's descriptor is closed");
+	v = views_slot(vs, s);
+	check(v->slot == VIEW_NOWHERE, "its slot is free: nowhere");
+	views_put(vs, v);
+}
+
+/*
+ * The bounds of slots: a uid but root holds at most views_set_uid_max()
+ * slots, and none of the last VIEW_ROOT_RESERVE; root is never refused
+ * so. Identity views (one owner's of the daemon's own namespace) take
+ * slots as any view does.
+ */
+static void test_bounds(void)
+{
+	unsigned int i, made = 0, refused = 0;
+	struct views *vs;
+	struct view *v;
+	char err[256];
+	bool shared;
+
+	if (views_new(NULL, &vs, err, sizeof(err)) < 0) {
+		tap_skip("the bounds of slots", err);
+		return;
+	}
+	views_set_uid_max(2);
+	for (i = 0; i < 3; i++) {
+		v = views_caller(vs, getpid(), 100 + i, 1000, &shared);
+		made += v->error == 0;
+		refused += v->error == -EAGAIN;
+		views_put(vs, v);
+	}
+	check(made == 2 && refused == 1,
+	      "uid 1000, bound 2: two views, the third EAGAIN");
+	v = views_caller(vs, getpid(), 103, 1001, &shared);
+	check_int(v->error, 0, "another uid still gets one");
+	views_put(vs, v);
+	v = views_caller(vs, getpid(), 100, 1000, &shared);
+	check(v->error == 0 && v->slot > VIEW_NOWHERE,
+	      "a view the uid holds already: no new slot, served");
+	views_put(vs, v);
+	views_set_uid_max(VIEW_UID_MAX);
+	made = refused = 0;
+	/* 15 uids asking 64 views each, 960: the 958 slots that are not
+	 * root's, less the 3 above, are given; the rest EAGAIN. */
+	for (i = 0; i < 15 * VIEW_UID_MAX; i++) {
+		v = views_caller(vs, getpid(), 10000 + i, 2000 + i / 64,
+				 &shared);
+		made += v->error == 0;
+		refused += v->error == -EAGAIN;
+		views_put(vs, v);
+	}
+	check(made == VIEW_UID_MAX_LIMIT - 3 && refused == 15 * 64 - made,
+	      "every uid's views but root's reserve, then EAGAIN");
+	for (i = 0; i < 3; i++) {
+		v = views_caller(vs, getpid(), 20000 + i, 0, &shared);
+		check_int(v->error, 0, "root still gets a view");
+		views_put(vs, v);
+	}
+	views_free(vs);
 }
 
 static void test_pinned(void)
@@ -160,7 +279,7 @@ static void test_pinned(void)
 	check_int(views_new(path, &vs, err, sizeof(err)), 0,
 		  "pinned to the daemon's own namespace");
 	check(views_pinned(vs) == ns_ino(getpid()), "pinned: its inode");
-	v = views_caller(vs, 0, VIEW_ALL_UIDS, &shared);
+	v = views_caller(vs, 0, VIEW_ALL_UIDS, 0, &shared);
 	check(v->slot == VIEW_OWN && v->identity,
 	      "pinned: every reader, placed or not, gets the pinned view");
 	views_free(vs);
@@ -390,6 +509,8 @@ int main(void)
 	test_own(vs);
 	test_pinned();
 	test_child(vs);
+	test_reap(vs);
+	test_bounds();
 	test_records(vs);
 	test_inode_files(vs);
 	views_free(vs);

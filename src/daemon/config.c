@@ -40,6 +40,7 @@ enum config_key {
 	KEY_MAX_TASKS,
 	KEY_READER_SNAPSHOTS,
 	KEY_TOTAL_SNAPSHOTS,
+	KEY_READER_VIEWS,
 	KEY_COUNT,
 };
 
@@ -254,6 +255,13 @@ static int parse_total_snapshots(struct config *cfg, const char *value,
 			   &cfg->total_snapshots_mib, why, whylen);
 }
 
+static int parse_reader_views(struct config *cfg, const char *value, char *why,
+			      size_t whylen)
+{
+	return parse_field(value, 1, CONFIG_READER_VIEWS_MAX, "a number",
+			   &cfg->reader_views, why, whylen);
+}
+
 static const struct key_def keys[KEY_COUNT] = {
 	[KEY_MAX_SIZE] = { "groups", "max_size", parse_max_size },
 	[KEY_UNITS] = { "format", "units", parse_units },
@@ -269,6 +277,7 @@ static const struct key_def keys[KEY_COUNT] = {
 				   parse_reader_snapshots },
 	[KEY_TOTAL_SNAPSHOTS] = { "limits", "total_snapshots",
 				  parse_total_snapshots },
+	[KEY_READER_VIEWS] = { "limits", "reader_views", parse_reader_views },
 };
 
 static bool known_section(const char *section)
@@ -422,6 +431,7 @@ void config_defaults(struct config *cfg)
 	cfg->exited_max_tasks = CONFIG_MAX_TASKS_DEFAULT;
 	cfg->reader_snapshots_mib = CONFIG_READER_SNAPSHOTS_DEFAULT;
 	cfg->total_snapshots_mib = CONFIG_TOTAL_SNAPSHOTS_DEFAULT;
+	cfg->reader_views = CONFIG_READER_VIEWS_DEFAULT;
 }
 
 int config_load(struct config *cfg, const char *path, char *err, size_t errlen)

@@ -33,6 +33,8 @@
 #define CONFIG_READER_SNAPSHOTS_DEFAULT 32
 #define CONFIG_TOTAL_SNAPSHOTS_DEFAULT 128
 #define CONFIG_SNAPSHOTS_MAX 65536 /* 64 GiB */
+#define CONFIG_READER_VIEWS_DEFAULT 64 /* view.h's VIEW_UID_MAX */
+#define CONFIG_READER_VIEWS_MAX 958 /* view.h's VIEW_UID_MAX_LIMIT */
 
 struct config {
 	unsigned int group_max_size; /* [groups] max_size, 1..64 */
@@ -48,6 +50,7 @@ struct config {
 	unsigned int exited_max_tasks; /* [exited] max_tasks, 1..2^22 */
 	unsigned int reader_snapshots_mib; /* [limits] reader_snapshots */
 	unsigned int total_snapshots_mib; /* [limits] total_snapshots */
+	unsigned int reader_views; /* [limits] reader_views */
 };
 
 /*
@@ -55,7 +58,7 @@ struct config {
  * units windows, tsc_hz auto, proc /proc, sys /sys, tasks auto,
  * hidepid auto, gid
  * none (not given), keep 60, max_tasks 65536, reader_snapshots 32 MiB,
- * total_snapshots 128 MiB.
+ * total_snapshots 128 MiB, reader_views 64.
  */
 void config_defaults(struct config *cfg);
 

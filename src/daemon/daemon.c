@@ -107,15 +107,18 @@ static void reload(struct daemon *d)
 			  (size_t)cfg.total_snapshots_mib << 20);
 	old->reader_snapshots_mib = cfg.reader_snapshots_mib;
 	old->total_snapshots_mib = cfg.total_snapshots_mib;
+	views_set_uid_max(cfg.reader_views);
+	old->reader_views = cfg.reader_views;
 	if (d->exited && cfg.exited_keep_s) {
 		exited_set_keep(d->exited, cfg.exited_keep_s);
 		old->exited_keep_s = cfg.exited_keep_s;
 	}
 	log_msg(LOG_NOTICE,
 		"%s re-read: units %s, budgets %u MiB a reader and %u MiB in "
-		"all%s",
+		"all, %u views a uid%s",
 		d->p->config_path, units_name(cfg.units),
 		cfg.reader_snapshots_mib, cfg.total_snapshots_mib,
+		cfg.reader_views,
 		d->exited ? ", exited tasks kept as it says" : "");
 }
 

@@ -423,11 +423,17 @@ static void raise_nofile(void)
 			strerror(errno));
 }
 
-/* The [limits] budgets, for every mount of the daemon (budget.h). */
+/* The [limits] budgets, for every mount of the daemon (budget.h,
+ * view.h). */
 static void set_budgets(const struct config *cfg)
 {
+	_Static_assert(CONFIG_READER_VIEWS_DEFAULT == VIEW_UID_MAX &&
+			       CONFIG_READER_VIEWS_MAX == VIEW_UID_MAX_LIMIT,
+		       "[limits] reader_views as view.h says");
+
 	budget_set_limits((size_t)cfg->reader_snapshots_mib << 20,
 			  (size_t)cfg->total_snapshots_mib << 20);
+	views_set_uid_max(cfg->reader_views);
 }
 
 int main(int argc, char *argv[])

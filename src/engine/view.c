@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "decimal.h"
+#include "log.h"
 #include "nspid.h"
 #include "procfile.h"
 #include "view.h"
@@ -51,7 +52,21 @@ struct ns_chain {
 	 * taken for the ended one's, outside the view they were in).
 	 */
 	int fd;
+	long long used_s; /* when last met: unused VIEW_CHAIN_IDLE_S, closed */
 };
+
+/* A chain unused this long is closed (views_reap()): the daemon holds
+ * no namespace long after the last pass that met it. */
+#define VIEW_CHAIN_IDLE_S 10
+
+/* A uid refused a slot is logged once in this many seconds at most. */
+#define VIEW_LOG_S 60
+/* How many uids' last refusals are remembered for that. */
+#define VIEW_LOGGED 64
+
+/* How many views whose keeper is gone a reap looks for process 1 of by
+ * a pass over /proc (the nspid way). */
+#define VIEW_REAP_SCANS 4
 
 /* The chains of the namespaces met, replaced round the table. */
 #define NS_CHAINS 64
@@ -130,7 +145,14 @@ struct views {
 	 * slot free), EMFILE (out of descriptors), ENOMEM. */
 	struct view refused[3];
 	bool crowded; /* a slot was reused since views_crowded() asked */
+	struct logged {
+		uid_t uid;
+		long long at_s;
+	} logged[VIEW_LOGGED]; /* the last refusals logged, by uid */
 };
+
+/* Slots one uid but root may hold, in every table (atomic). */
+static unsigned int views_uid_max = VIEW_UID_MAX;
 
 /* The nsfs inode of the PID namespace of the thread the daemon numbers
  * @pid, from "pid:[INODE]"; 0 when it cannot be read. */
@@ -217,6 +239,8 @@ static bool ns_within(struct views *vs, pid_t pid, ino_t ns, unsigned int level,
 	for (i = 0; i < vs->nchains; i++)
 		if (vs->chain[i].ns == ns)
 			c = &vs->chain[i];
+	if (c)
+		c->used_s = clock_coarse_s();
 	within = c && c->depth > level && c->up[level] == in;
 	pthread_mutex_unlock(&vs->chains_lock);
 	if (c)
@@ -231,6 +255,7 @@ static bool ns_within(struct views *vs, pid_t pid, ino_t ns, unsigned int level,
 		return false; /* gone meanwhile, or not below the daemon's */
 	}
 	made.fd = fd;
+	made.used_s = clock_coarse_s();
 	pthread_mutex_lock(&vs->chains_lock);
 	if (vs->nchains < NS_CHAINS) {
 		i = vs->nchains++;
@@ -632,6 +657,10 @@ static void slot_clear(struct views *vs, struct view *v)
 	v->ns_ino = 0;
 	v->identity = false;
 	v->nowhere = false;
+	v->gone = false;
+	v->keeper = 0;
+	v->keeper_ino = 0;
+	v->dropped_s = 0;
 }
 
 void views_free(struct views *vs)
@@ -702,7 +731,8 @@ static struct view *find_locked(struct views *vs, ino_t ns, uid_t uid)
 
 	for (i = VIEW_NOWHERE + 1; i < vs->used; i++) {
 		v = &vs->slot[i];
-		if (v->ns_ino == ns && v->only_uid == uid && !vs->reserved[i]) {
+		if (v->ns_ino == ns && v->only_uid == uid && !vs->reserved[i] &&
+		    !v->gone) {
 			v->refs++;
 			v->last_used_s = clock_coarse_s();
 			return v;
@@ -712,8 +742,20 @@ static struct view *find_locked(struct views *vs, ino_t ns, uid_t uid)
 }
 
 /*
- * A slot never used, or one that the kernel holds no inode of, that no
- * request uses, unused for VIEW_IDLE_S; NULL if none.
+ * Whether @v's slot may be given to another view: the kernel holds no
+ * inode of it, no request uses it, and it is free, or its namespace
+ * ended, or it was unused for VIEW_IDLE_S. Called locked.
+ */
+static bool reusable_locked(const struct views *vs, const struct view *v,
+			    long long idle_before)
+{
+	return !v->refs && !v->held && !vs->reserved[v->slot] &&
+	       (!v->ns_ino || v->gone || v->last_used_s < idle_before);
+}
+
+/*
+ * A slot never used, or a reusable one (the free first, then the one
+ * unused longest); NULL if none.
  */
 static struct view *free_slot_locked(struct views *vs)
 {
@@ -727,15 +769,79 @@ static struct view *free_slot_locked(struct views *vs)
 		return &vs->slot[vs->used++];
 	for (i = VIEW_NOWHERE + 1; i < VIEW_SLOTS; i++) {
 		v = &vs->slot[i];
-		if (v->refs || v->held || v->last_used_s >= idle_before ||
-		    vs->reserved[i])
+		if (!reusable_locked(vs, v, idle_before))
 			continue;
+		if (!v->ns_ino)
+			return v;
 		if (!oldest || v->last_used_s < oldest->last_used_s)
 			oldest = v;
 	}
 	if (oldest)
 		slot_clear(vs, oldest);
 	return oldest;
+}
+
+/*
+ * Why @holder may not take one more slot: 0 when it may (root always);
+ * 1 when it holds uid_max already; 2 when only VIEW_ROOT_RESERVE slots
+ * are left. Its slots in *@mine. Called locked.
+ */
+static int over_locked(const struct views *vs, uid_t holder, unsigned int *mine)
+{
+	long long idle_before = clock_coarse_s() - VIEW_IDLE_S;
+	unsigned int i, left = VIEW_SLOTS - vs->used;
+	const struct view *v;
+
+	*mine = 0;
+	for (i = VIEW_NOWHERE + 1; i < vs->used; i++) {
+		v = &vs->slot[i];
+		if (reusable_locked(vs, v, idle_before))
+			left++;
+		else if (v->holder == holder)
+			(*mine)++;
+	}
+	if (holder == 0)
+		return 0;
+	if (*mine >= __atomic_load_n(&views_uid_max, __ATOMIC_RELAXED))
+		return 1;
+	return left <= VIEW_ROOT_RESERVE ? 2 : 0;
+}
+
+/* Whether a refusal of @uid is to be logged: once a VIEW_LOG_S. */
+static bool log_due_locked(struct views *vs, uid_t uid)
+{
+	struct logged *e = NULL, *oldest = &vs->logged[0];
+	long long now = clock_coarse_s();
+	unsigned int i;
+
+	for (i = 0; i < VIEW_LOGGED && !e; i++) {
+		if (vs->logged[i].at_s && vs->logged[i].uid == uid)
+			e = &vs->logged[i];
+		else if (vs->logged[i].at_s < oldest->at_s)
+			oldest = &vs->logged[i];
+	}
+	if (e && now - e->at_s < VIEW_LOG_S)
+		return false;
+	if (!e)
+		e = oldest;
+	e->uid = uid;
+	e->at_s = now;
+	return true;
+}
+
+/* Say why @holder, holding @mine slots, was refused (over_locked()). */
+static void log_refusal(uid_t holder, int why, unsigned int mine)
+{
+	if (why == 1)
+		log_msg(LOG_WARNING,
+			"views: uid %u holds %u views, its bound ([limits] "
+			"reader_views): a new one refused (EAGAIN)",
+			(unsigned int)holder, mine);
+	else
+		log_msg(LOG_WARNING,
+			"views: all but the %u view slots kept for root are "
+			"held: a view for uid %u (holding %u) refused (EAGAIN)",
+			VIEW_ROOT_RESERVE, (unsigned int)holder, mine);
 }
 
 /* The view of a reader refused with @err (-EAGAIN, -EMFILE, -ENOMEM). */
@@ -800,6 +906,7 @@ void views_set_record(struct views *vs, struct view_record *record)
 			continue;
 		vs->slot[i].ns_ino = (ino_t)record[i].ns_ino;
 		vs->slot[i].only_uid = record[i].uid;
+		vs->slot[i].holder = record[i].holder;
 		vs->reserved[i] = true;
 		if (vs->used <= i)
 			vs->used = i + 1;
@@ -819,13 +926,16 @@ bool views_reserved(struct views *vs, unsigned int slot)
 	return r;
 }
 
-static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
+static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid,
+			      uid_t holder)
 {
-	bool identity = ns == vs->own_ino;
-	int fd = identity ? -1 : open_ns(vs, pid, ns), err = -EAGAIN;
+	bool identity = ns == vs->own_ino, logged = false;
+	int fd = identity ? -1 : open_ns(vs, pid, ns), err = -EAGAIN, why = 0;
 	struct ns_chain chain = { .depth = vs->pinned_level };
 	struct view_map *map = NULL;
 	struct view *v = NULL;
+	unsigned int mine = 0;
+	ino_t keeper_ino = 0;
 
 	if (!identity && fd < 0)
 		return fd == -EMFILE ? refused(vs, fd) :
@@ -844,17 +954,27 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 		}
 		err = -EAGAIN; /* from here: no slot free */
 	}
+	if (!identity && fd != vs->pinned_fd)
+		keeper_ino = proc_ino_of(pid);
 	pthread_mutex_lock(&vs->lock);
 	v = find_locked(vs, ns, uid); /* made meanwhile by another? */
 	if (!v) {
 		v = reserved_locked(vs, ns, uid);
-		if (!v)
-			v = free_slot_locked(vs);
+		if (!v) {
+			why = over_locked(vs, holder, &mine);
+			v = why ? NULL : free_slot_locked(vs);
+			if (v)
+				v->holder = holder;
+			logged = why && log_due_locked(vs, holder);
+		}
 		if (v) {
 			if (vs->record) {
 				vs->record[v->slot].ns_ino = ns;
 				vs->record[v->slot].uid = uid;
+				vs->record[v->slot].holder = v->holder;
 			}
+			v->keeper = keeper_ino ? pid : 0;
+			v->keeper_ino = keeper_ino;
 			v->ns_ino = ns;
 			v->only_uid = uid;
 			v->identity = identity;
@@ -868,6 +988,8 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid)
 		}
 	}
 	pthread_mutex_unlock(&vs->lock);
+	if (logged)
+		log_refusal(holder, why, mine);
 out:
 	map_free(map);
 	if (fd >= 0 && fd != vs->pinned_fd)
@@ -876,7 +998,7 @@ out:
 }
 
 struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
-			  bool *shared_now)
+			  uid_t holder, bool *shared_now)
 {
 	struct view *v = &vs->slot[VIEW_NOWHERE];
 	ino_t ns;
@@ -892,7 +1014,7 @@ struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
 			v = find_locked(vs, ns, only_uid);
 			pthread_mutex_unlock(&vs->lock);
 			if (!v)
-				v = make_view(vs, pid, ns, only_uid);
+				v = make_view(vs, pid, ns, only_uid, holder);
 		}
 	}
 	*shared_now = note_reader(vs, v->slot);
@@ -942,6 +1064,154 @@ unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 		}
 	}
 	pthread_mutex_unlock(&vs->lock);
+	return n;
+}
+
+void views_set_uid_max(unsigned int max)
+{
+	__atomic_store_n(&views_uid_max, max ? max : 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Close the chains met last before @idle_before, and those of the
+ * @nended namespaces @ended and of namespaces below them (ended too).
+ */
+static void chains_drop(struct views *vs, const ino_t *ended,
+			unsigned int nended, long long idle_before)
+{
+	struct ns_chain *c;
+	unsigned int i = 0, j, k;
+	bool drop;
+
+	pthread_mutex_lock(&vs->chains_lock);
+	while (i < vs->nchains) {
+		c = &vs->chain[i];
+		drop = c->used_s < idle_before;
+		for (j = 0; j < nended && !drop; j++)
+			for (k = 0; k <= c->depth && !drop; k++)
+				drop = c->up[k] == ended[j];
+		if (!drop) {
+			i++;
+			continue;
+		}
+		close(c->fd);
+		*c = vs->chain[--vs->nchains];
+	}
+	pthread_mutex_unlock(&vs->chains_lock);
+}
+
+/*
+ * Whether @v's namespace has a process left: its keeper (a task seen
+ * in it) is still there, one stat; else its process 1 (which every
+ * other process of it outlives by no more than the kernel takes to
+ * kill them) is, found and made the keeper: an ioctl, or on the nspid
+ * way a pass over /proc, at most VIEW_REAP_SCANS a reap (*@scans: one
+ * not asked is taken for alive). Unlocked; @v referenced.
+ */
+static bool view_alive(struct view *v, unsigned int *scans)
+{
+	int pid;
+
+	if (v->keeper > 0 && proc_ino_of(v->keeper) == v->keeper_ino)
+		return true;
+	/* A process 1 the map met, gone: a namespace's process 1 is
+	 * never another, so it ended, and no pass is needed. */
+	if (v->map && map_get(v->map, 1).pid > 0 &&
+	    !proc_ino_of(map_get(v->map, 1).pid))
+		return false;
+	if (v->map && (*scans)++ >= VIEW_REAP_SCANS)
+		return true;
+	pid = view_to_daemon(v, 1);
+	if (pid <= 0)
+		return pid != -ENOENT; /* out of descriptors: cannot tell */
+	v->keeper = pid;
+	v->keeper_ino = proc_ino_of(pid);
+	return true;
+}
+
+/*
+ * @v's namespace ended: it shows nothing from now on, and its
+ * descriptor and map go; its slot stays its holder's until the kernel
+ * holds no inode of it. A successor finds its slot recorded as
+ * VIEW_RECORD_ENDED, which no reader's namespace is. Called locked,
+ * with no reference to @v left.
+ */
+static void view_end_locked(struct views *vs, struct view *v)
+{
+	if (v->nsfd >= 0 && v->nsfd != vs->pinned_fd)
+		close(v->nsfd);
+	v->nsfd = -1;
+	map_free(v->map);
+	v->map = NULL;
+	v->nowhere = true;
+	v->gone = true;
+	if (vs->record)
+		vs->record[v->slot].ns_ino = VIEW_RECORD_ENDED;
+}
+
+/* Free @v's slot for any view, and forget it in the record. Locked. */
+static void slot_free_locked(struct views *vs, struct view *v)
+{
+	slot_clear(vs, v);
+	vs->reserved[v->slot] = false;
+	v->only_uid = 0;
+	v->holder = 0;
+	v->last_used_s = 0;
+	if (vs->record)
+		vs->record[v->slot] = (struct view_record){ 0, 0, 0 };
+}
+
+/* Whether @v is a view whose namespace may end (not the daemon's, nor
+ * the pinned one) that no request uses. Locked. */
+static bool may_end_locked(const struct views *vs, const struct view *v)
+{
+	return v->ns_ino && !v->gone && !vs->reserved[v->slot] &&
+	       !v->identity && v->nsfd >= 0 && v->nsfd != vs->pinned_fd &&
+	       !v->refs;
+}
+
+unsigned int views_reap(struct views *vs, unsigned int *slot, unsigned int max)
+{
+	long long now = clock_coarse_s(), idle_before = now - VIEW_IDLE_S;
+	unsigned int i, n = 0, ncheck = 0, nended = 0, scans = 0;
+	unsigned short check[VIEW_SLOTS];
+	bool alive[VIEW_SLOTS];
+	ino_t ended[VIEW_SLOTS];
+	struct view *v;
+
+	pthread_mutex_lock(&vs->lock);
+	for (i = VIEW_NOWHERE + 1; i < vs->used; i++) {
+		v = &vs->slot[i];
+		if (may_end_locked(vs, v)) {
+			v->refs++;
+			check[ncheck++] = (unsigned short)i;
+		}
+	}
+	pthread_mutex_unlock(&vs->lock);
+	for (i = 0; i < ncheck; i++)
+		alive[i] = view_alive(&vs->slot[check[i]], &scans);
+	pthread_mutex_lock(&vs->lock);
+	for (i = 0; i < ncheck; i++) {
+		v = &vs->slot[check[i]];
+		if (--v->refs == 0 && !alive[i]) {
+			ended[nended++] = v->ns_ino;
+			view_end_locked(vs, v);
+		}
+	}
+	for (i = VIEW_NOWHERE + 1; i < vs->used; i++) {
+		v = &vs->slot[i];
+		if (v->refs || !(v->gone || (vs->reserved[i] &&
+					     v->last_used_s < idle_before)))
+			continue;
+		if (!v->held)
+			slot_free_locked(vs, v);
+		else if (n < max && v->dropped_s < idle_before) {
+			v->dropped_s = now;
+			slot[n++] = i;
+		}
+	}
+	pthread_mutex_unlock(&vs->lock);
+	chains_drop(vs, ended, nended, now - VIEW_CHAIN_IDLE_S);
 	return n;
 }
 

@@ -41,7 +41,7 @@
  * named in them (views_hold(): an open directory, a working directory,
  * an O_PATH descriptor or a cached name of one still serves that view,
  * however long it waits), no request uses them, and none came for
- * VIEW_IDLE_S seconds. When every slot is taken so, a reader of a new
+ * VIEW_IDLE_S seconds or their namespace ended. When every slot is taken so, a reader of a new
  * view is refused (views_caller(): EAGAIN to the reader) until a slot
  * frees, never given another view's slot. The kernel keeps names it
  * cached until memory runs short, and a cached name holds its slot: so
@@ -49,6 +49,25 @@
  * kernel drop the names of slots idle for VIEW_IDLE_S
  * (views_idle_held()); a name something holds open stays, and so does
  * its slot.
+ *
+ * A slot is charged to its holder, the uid whose request made the view
+ * (under hidepid=invisible each owner has a view of its own). A uid
+ * other than root holds at most views_set_uid_max() slots (VIEW_UID_MAX
+ * by default), and takes none of the last VIEW_ROOT_RESERVE free ones:
+ * past either, EAGAIN to it alone, logged once a minute per uid. So no
+ * uid takes every slot, and root (of the host or of any namespace)
+ * always finds one; VIEW_OWN needs none.
+ *
+ * A view's slot and namespace descriptor go once its namespace has no
+ * process left and the kernel holds no name of it (views_reap(), once a
+ * second from the FUSE layer's dropper): the view remembers a task it
+ * saw (its keeper; when that is gone, the namespace's process 1 is
+ * looked for), and once none is left it shows nothing, its descriptor
+ * closes, and the FUSE layer has the kernel drop its names, which frees
+ * the slot. A slot a dead server gave (views_set_record()) is dropped
+ * the same way once idle, and frees once the kernel holds no name of
+ * it. On the nspid way the chains of namespaces met are closed too, 10
+ * s after their last use.
  *
  * The table also knows whether more than one view is in use: while
  * every reader has been in VIEW_OWN for VIEW_SHARED_S seconds, the FUSE
@@ -73,6 +92,12 @@
 #define VIEW_IDLE_S 3
 #define VIEW_SHARED_S 60
 #define VIEW_SCAN_MS 10
+/* Slots one uid other than root may hold by default ([limits]
+ * reader_views), and the slots only root may take. */
+#define VIEW_UID_MAX (VIEW_SLOTS / 16)
+#define VIEW_ROOT_RESERVE (VIEW_SLOTS / 16)
+/* The largest reader_views: every slot but the fixed and root's. */
+#define VIEW_UID_MAX_LIMIT (VIEW_SLOTS - VIEW_NOWHERE - 1 - VIEW_ROOT_RESERVE)
 
 struct views;
 struct view_map;
@@ -81,6 +106,7 @@ struct view {
 	unsigned int slot;
 	ino_t ns_ino; /* the namespace's nsfs inode; 0 for nowhere */
 	uid_t only_uid; /* VIEW_ALL_UIDS, or the owner it shows alone */
+	uid_t holder; /* the uid whose request made it: charged its slot */
 	bool identity; /* its numbers are the daemon's */
 	bool nowhere; /* no process exists in it */
 	/* A reader whose view could not be made: -EAGAIN (no slot free),
@@ -92,6 +118,9 @@ struct view {
 	unsigned long held; /* inodes the kernel holds named in it */
 	long long dropped_s; /* when its names were last asked to go */
 	long long last_used_s;
+	bool gone; /* its namespace ended: nowhere, its descriptor closed */
+	pid_t keeper; /* a task seen in its namespace, the daemon's number */
+	ino_t keeper_ino; /* its /proc/PID's inode then */
 	struct views *vs;
 	unsigned int level; /* nspid: its depth below the daemon's */
 	struct view_map *map; /* nspid: numbers met, its own to the daemon's */
@@ -144,14 +173,16 @@ unsigned long long views_scans(const struct views *vs);
  * whose namespace is gone or cannot be translated, gets the nowhere
  * view; one whose view cannot be made gets an empty view whose ->error
  * says why, the reader's answer: -EAGAIN when it needs a slot while
- * every slot is held (views_hold()) or in use, -EMFILE when the daemon
- * is out of descriptors, -ENOMEM; on a pinned mount
- * every reader, placed or not, gets the pinned namespace's view. Release it with
- * views_put(). Sets *@shared_now when this call made the mount shared
- * by more than one view (see views_shared()).
+ * every slot is held (views_hold()) or in use, or @holder (the
+ * reader's uid, charged with a new view's slot) is at its bound or
+ * would take root's reserve; -EMFILE when the daemon is out of
+ * descriptors; -ENOMEM. On a pinned mount every reader, placed or not,
+ * gets the pinned namespace's view. Release it with views_put(). Sets
+ * *@shared_now when this call made the mount shared by more than one
+ * view (see views_shared()).
  */
 struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
-			  bool *shared_now);
+			  uid_t holder, bool *shared_now);
 
 /*
  * views_slot - the view in @slot, as a node named in it says: the
@@ -188,22 +219,43 @@ unsigned int views_idle_held(struct views *vs, unsigned int *slot,
 			     unsigned int max);
 
 /*
+ * views_set_uid_max - how many slots one uid other than root may hold
+ * from now on in every table of views (1..VIEW_UID_MAX_LIMIT;
+ * VIEW_UID_MAX until called). Slots held already stay.
+ */
+void views_set_uid_max(unsigned int max);
+
+/*
+ * views_reap - end the views no request uses whose namespace has no
+ * process left (a stat each, see above), free the slots of ended
+ * views and of a dead server's views that the kernel holds no inode
+ * of, and put into @slot up to @max of those it still holds names of
+ * (each once a VIEW_IDLE_S): their count. The caller has the kernel
+ * drop their names. Call it from one thread, about once a second.
+ */
+unsigned int views_reap(struct views *vs, unsigned int *slot, unsigned int max);
+
+/*
  * What a slot was last given, in memory that outlives the server
  * (super.h): a successor's views give each slot a dead server made
- * (the kernel may hold inodes named in it) to that view alone.
+ * (the kernel may hold inodes named in it) to that view alone, charged
+ * to the same holder.
  */
 struct view_record {
-	uint64_t ns_ino; /* 0: never given */
+	uint64_t ns_ino; /* 0: never given; VIEW_RECORD_ENDED: ended */
 	uint32_t uid; /* only_uid */
-	uint32_t pad;
+	uint32_t holder; /* the uid charged (0 in a record before it) */
 };
+
+#define VIEW_RECORD_ENDED UINT64_MAX
 
 /*
  * views_set_record - record every slot's view in @record (VIEW_SLOTS
  * of them) from now on, and reserve the slots it names already: such a
  * slot is the nowhere view (views_slot()) until a reader of its view
- * comes (views_caller()), which takes it again; no other view is ever
- * given it. Before any reader.
+ * comes (views_caller()), which takes it again, or views_reap() frees
+ * it once the kernel holds no inode of it; no other view is ever given
+ * it meanwhile. Before any reader.
  */
 void views_set_record(struct views *vs, struct view_record *record);
 

@@ -56,6 +56,12 @@
 #define FS_SWEEP_EVERY 256
 #define FS_SWEEP_DROPS 2048
 
+/* Every this many ms the dropper reaps each mount's views (reap_views()),
+ * dropping the names of up to FS_REAP_SLOTS slots, FS_REAP_NAMES names. */
+#define FS_REAP_MS 1000
+#define FS_REAP_SLOTS 256
+#define FS_REAP_NAMES 2048
+
 /*
  * The thread that drops names from the kernel's caches, for every
  * mount of the daemon: proc/, and the names of idle extra inodes
@@ -94,6 +100,7 @@ struct fs {
 	bool watching; /* the listener tells it of exits (task_exited()) */
 	bool drop_pending; /* proc/ to drop */
 	bool sweep_pending; /* names of exited tasks to find and drop */
+	bool reap_pending; /* views of ended namespaces to free (view.h) */
 	size_t sweep_at; /* atomic: held inodes that call for a sweep */
 	struct record_name drop_queue[FS_DROP_QUEUE];
 	unsigned int drop_head, drop_count;
@@ -155,7 +162,9 @@ static void file_name(const struct node *n, struct record_name *rn)
  * it, one for every mount. It is started when first needed, from a
  * request: after the daemon has forked into the background, and only
  * when a mount is read by other views or its readers left extra inodes
- * behind. It takes one name at a time from each mount in turn.
+ * behind. It takes one name at a time from each mount in turn, and
+ * once started, every FS_REAP_MS it reaps each mount's views
+ * (reap_views()).
  */
 static struct fs *dropper_next(struct fs_dropper *d)
 {
@@ -165,7 +174,8 @@ static struct fs *dropper_next(struct fs_dropper *d)
 		return NULL;
 	do {
 		fs = fs->next;
-		if (fs->drop_pending || fs->sweep_pending || fs->drop_count) {
+		if (fs->drop_pending || fs->sweep_pending || fs->reap_pending ||
+		    fs->drop_count) {
 			d->mounts = fs;
 			return fs;
 		}
@@ -214,24 +224,85 @@ static void sweep_gone(struct fs *fs)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * Free the slots of views whose namespace has no process left, having
+ * the kernel drop the names it holds of them (views_reap()): a view's
+ * names outlive their holders in the kernel's cache, and would keep its
+ * slot and its namespace's descriptor for good.
+ */
+static void reap_views(struct fs *fs)
+{
+	unsigned int slot[FS_REAP_SLOTS], nslots;
+	struct record_name *n;
+	size_t count, i;
+
+	nslots = views_reap(fs->env.views, slot, FS_REAP_SLOTS);
+	n = nslots ? malloc(FS_REAP_NAMES * sizeof(*n)) : NULL;
+	if (!n)
+		return; /* the slots' names are asked for again later */
+	count = inodes_in_slots(fs->ins, slot, nslots, n, FS_REAP_NAMES);
+	for (i = 0; i < count; i++)
+		drop_name(fs, &n[i]);
+	free(n);
+}
+
+/* Every mount is to reap its views. Called locked. */
+static void reap_due(struct fs_dropper *d)
+{
+	struct fs *fs = d->mounts;
+
+	if (!fs)
+		return;
+	do {
+		fs->reap_pending = true;
+		fs = fs->next;
+	} while (fs != d->mounts);
+}
+
+/* The next mount with work, reaps made due every FS_REAP_MS; NULL when
+ * stopping. Called locked; waits. */
+static struct fs *dropper_wait(struct fs_dropper *d, long long *reap_ns)
+{
+	struct timespec until;
+	struct fs *fs;
+	long long now;
+
+	while (!d->stopping) {
+		now = (long long)clock_mono_ns();
+		if (now >= *reap_ns) {
+			reap_due(d);
+			*reap_ns = now + FS_REAP_MS * 1000000LL;
+		}
+		fs = dropper_next(d);
+		if (fs)
+			return fs;
+		until.tv_sec = *reap_ns / 1000000000LL;
+		until.tv_nsec = *reap_ns % 1000000000LL;
+		pthread_cond_timedwait(&d->wake, &d->lock, &until);
+	}
+	return NULL;
+}
+
 static void *dropper_main(void *arg)
 {
 	struct fs_dropper *d = arg;
-	bool proc, file, sweep;
+	bool proc, file, sweep, reap;
+	long long reap_ns = 0;
 	struct fs *fs = NULL;
 	struct record_name n;
 
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
-		while (!d->stopping && !(fs = dropper_next(d)))
-			pthread_cond_wait(&d->wake, &d->lock);
-		if (d->stopping)
+		fs = dropper_wait(d, &reap_ns);
+		if (!fs)
 			break;
 		proc = fs->drop_pending;
 		fs->drop_pending = false;
 		sweep = !proc && fs->sweep_pending;
 		fs->sweep_pending = fs->sweep_pending && !sweep;
-		file = !proc && !sweep;
+		reap = !proc && !sweep && fs->reap_pending;
+		fs->reap_pending = fs->reap_pending && !reap;
+		file = !proc && !sweep && !reap;
 		if (file) {
 			n = fs->drop_queue[fs->drop_head];
 			fs->drop_head = (fs->drop_head + 1) % FS_DROP_QUEUE;
@@ -244,6 +315,8 @@ static void *dropper_main(void *arg)
 							 "proc", 4);
 		else if (sweep)
 			sweep_gone(fs);
+		else if (reap)
+			reap_views(fs);
 		else
 			drop_name(fs, &n);
 		pthread_mutex_lock(&d->lock);
@@ -257,11 +330,16 @@ static void *dropper_main(void *arg)
 int fs_dropper_new(struct fs_dropper **out)
 {
 	struct fs_dropper *d = calloc(1, sizeof(*d));
+	pthread_condattr_t mono;
 
 	if (!d)
 		return -ENOMEM;
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->wake, NULL);
+	/* Its reaps are timed on CLOCK_MONOTONIC (dropper_wait()). */
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->wake, &mono);
+	pthread_condattr_destroy(&mono);
 	pthread_cond_init(&d->done, NULL);
 	*out = d;
 	return 0;
@@ -457,7 +535,7 @@ static void req_view(fuse_req_t req, struct request *r)
 			       fs->env.access.hidepid == HIDEPID_INVISIBLE ?
 				       request_only_uid(r) :
 				       VIEW_ALL_UIDS,
-			       &shared_now);
+			       r->uid, &shared_now);
 	if (shared_now)
 		drop_proc_entry(fs);
 	if (views_crowded(fs->env.views))
