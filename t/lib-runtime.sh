@@ -138,9 +138,9 @@ kills_under_reader() {
 # server_state SUP: the threads and descriptors of SUP's server, and
 # the host's mounts of the connection of $MNT (the mount and any copy
 # of it: other timingfs mounts of the machine are not the test's), one
-# line. Two caches of bounds of
-# their own are counted apart: the task files the engine keeps open
-# (256), and the PID namespaces of the views (a slot each, view.h: a
+# line. Caches of bounds of their own are counted apart: the task
+# files the engine keeps open (256) and the pidfds it asks identities
+# of (256, ident.h), and the PID namespaces of the views (a slot each, view.h: a
 # container's view keeps its slot, and its namespace, until the slot
 # is taken again).
 server_state() {
@@ -150,7 +150,7 @@ server_state() {
 	conn=$(conn_of /proc/self/mountinfo "$MNT")
 	echo "threads $(ls "/proc/$srv/task" | wc -l)" \
 		"fds $(printf '%s\n' "$fds" | grep -c -v -e " -> /proc/[0-9]" \
-			-e " -> pid:\[")" \
+			-e " -> pid:\[" -e " -> anon_inode:\[pidfd\]")" \
 		"mounts $(awk -v c="$conn" '$3 ~ ":" c "$" && / - fuse\.timingfs /' \
 			/proc/self/mountinfo | wc -l)" \
 		"views $(printf '%s\n' "$fds" | grep -c " -> pid:\[")"

@@ -222,14 +222,17 @@ test_expect_success 'the container ends after the hostile root moved the mount: 
 # tasks' /proc files for their next read (/proc/N/status,
 # /proc/N/task/N/stat...),
 # which it bounds by itself (256, src/engine/engine.c) and frees only when a
-# slot is taken by another task: those are a fourth number.
+# slot is taken by another task, and from the pidfds it keeps to ask
+# tasks' identities (256, src/engine/ident.h): those are a fourth number.
 usage() {
 	local fds
 	fds=$(ls -l /proc/$1/fd) &&
 	echo "$(ls /proc/$1/task | wc -l)" \
-		"$(printf '%s\n' "$fds" | grep -c -v " -> /proc/[0-9]")" \
+		"$(printf '%s\n' "$fds" | grep -c -v -e " -> /proc/[0-9]" \
+			-e " -> anon_inode:\[pidfd\]")" \
 		"$(awk "/^VmRSS:/ { print \$2 }" /proc/$1/status)" \
-		"$(printf '%s\n' "$fds" | grep -c " -> /proc/[0-9]")"
+		"$(printf '%s\n' "$fds" | grep -c -e " -> /proc/[0-9]" \
+			-e " -> anon_inode:\[pidfd\]")"
 }
 
 test_expect_success 'ten containers in a row: no mount left, the daemon flat' '
