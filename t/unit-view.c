@@ -358,7 +358,8 @@ static void test_records(struct views *vs)
 		  "records: a kind the record cannot have: ENOENT");
 	t.start = 200; /* the number taken by another task */
 	m = n;
-	check_int(inodes_name(rs, &m, &t, NULL, NULL), 0, "records: a new instance");
+	check_int(inodes_name(rs, &m, &t, NULL, NULL), 0,
+		  "records: a new instance");
 	check(m.rec != first, "records: another start, another record");
 	check(views_held(vs, 7) == 2, "records: each holds the slot");
 	check(inodes_of_task(rs, 1041, 0, names, 4) == 2 &&
@@ -453,7 +454,8 @@ static void test_inode_files(struct views *vs)
 		check(false, "inodes: a table");
 		return;
 	}
-	check_int(inodes_name(in, &p, &t, NULL, NULL), 0, "inodes: a process named");
+	check_int(inodes_name(in, &p, &t, NULL, NULL), 0,
+		  "inodes: a process named");
 	check_int(tree_child(&p, "cycles", &f), 0, "inodes: its cycles");
 	check_int(inodes_lookup(in, &f, &o, 100, text_of("12\n"), &p, NULL,
 				&ino, &idle),
@@ -481,7 +483,8 @@ static void test_inode_files(struct views *vs)
 	/* Another task takes the index: none of the first reaches it. */
 	q = (struct node){ .kind = K_TGID, .view = 7, .num = { 52 } };
 	t.start = 400;
-	check_int(inodes_name(in, &q, &t, NULL, NULL), 0, "inodes: another process");
+	check_int(inodes_name(in, &q, &t, NULL, NULL), 0,
+		  "inodes: another process");
 	check(q.rec == p.rec, "inodes: at the freed index");
 	check_int(tree_child(&q, "cycles", &f), 0, "inodes: its cycles");
 	check(!inodes_checked(in, &q, &og) && !inodes_retake(in, &f, 100),
