@@ -609,8 +609,8 @@ static int record_judge(struct request *r, const struct node *n,
  * (resolved with the node, inodes_node()), is still the task instance
  * its record names, for the reader of @r, whose view is set: -ENOENT
  * once that task is gone (exited and no longer kept) or its number is
- * another task's, whoever asks and however long after (interface.md,
- * "Names and identities"). The record's task, in the daemon's numbers,
+ * another task's, whoever asks and however long after (README, "Names
+ * and rewinds"). The record's task, in the daemon's numbers,
  * is the request's from here on (record_use()): it is not translated
  * again. A node of no record, or of one that names no task (proc/), is
  * not judged; nor is a task whose start cannot be read (a broken

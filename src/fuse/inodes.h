@@ -4,7 +4,7 @@
  * ID is resolved, counted and forgotten.
  *
  * A record. A name under proc/ is one task instance, not one number
- * (interface.md, "Names and identities"): procfs's inode holds its task
+ * (README, "Names and rewinds"): procfs's inode holds its task
  * (get_proc_task) and answers ESRCH once it is gone. A FUSE request
  * carries a node ID and nothing else, so the node ID must name the
  * instance: here it names a record (inode.h: bit 62, the record's index,

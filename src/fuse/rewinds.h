@@ -1,6 +1,6 @@
 /*
  * rewinds: the snapshots that open files took when read again from
- * offset 0 (interface.md, "Rewinds"), by open file and reading thread.
+ * offset 0 (README, "Names and rewinds"), by open file and reading thread.
  *
  * An open file's reads are served from the content its open took until
  * they read it from offset 0 to its end without a gap; a read at offset
