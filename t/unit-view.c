@@ -458,7 +458,7 @@ static void test_inode_files(struct views *vs)
 		  "inodes: a process named");
 	check_int(tree_child(&p, "cycles", &f), 0, "inodes: its cycles");
 	check_int(inodes_lookup(in, &f, &o, 100, text_of("12\n"), &p, NULL,
-				&ino, &idle),
+				&ino, &size, &idle),
 		  0, "inodes: cycles looked up");
 	check(ino == node_id(&f) && node_id_rec(ino) == p.rec,
 	      "inodes: its own inode, of the process's record");
@@ -466,15 +466,30 @@ static void test_inode_files(struct views *vs)
 		      g.kind == f.kind && g.rec == p.rec,
 	      "inodes: its node and the size told");
 	check_int(inodes_lookup(in, &f, &o, 100, text_of("123\n"), NULL, NULL,
-				&again, &idle),
+				&again, &size, &idle),
 		  0, "inodes: looked up again");
-	check(again == ino && inodes_in_use(in) == 2,
-	      "inodes: the same inode; two entries in use, the file's and "
-	      "its directory's");
+	check(again == ino && size == 4 && inodes_in_use(in) == 1,
+	      "inodes: the same inode, its new size; one entry in use, the "
+	      "file's (its directory's path check is in the record)");
+	/* Held open by thread 100, looked up by thread 101: the same
+	 * inode still, its size never shrunk under the open. */
+	check_int(inodes_open(in, ino, &f, 100, &text), 2,
+		  "inodes: opened, taking its lookup's content, longer than told before");
+	free_text(text);
+	check_int(inodes_lookup(in, &f, &o, 101, text_of("9\n"), NULL, NULL,
+				&again, &size, &idle),
+		  0, "inodes: looked up while open");
+	check(again == ino && size == 4,
+	      "inodes: the same inode, told no less than its open's size");
+	inodes_release(in, ino);
+	check_int(inodes_lookup(in, &f, &o, 101, text_of("9\n"), NULL, NULL,
+				&again, &size, &idle),
+		  0, "inodes: looked up once closed");
+	check(again == ino && size == 2, "inodes: now told its own size");
 	inodes_forget(in, node_id(&p), 1);
 	check_int(inodes_node(in, node_id(&p), &g, NULL), 0,
 		  "inodes: the file's lookups hold the record");
-	inodes_forget(in, ino, 2);
+	inodes_forget(in, ino, 4);
 	check_int(inodes_node(in, node_id(&p), &g, NULL), -ENOENT,
 		  "inodes: the last forgotten, the record goes");
 	check(inodes_in_use(in) == 0 &&
@@ -492,7 +507,8 @@ static void test_inode_files(struct views *vs)
 	/* A file of a record that went: ENOENT, its content the caller's. */
 	inodes_forget(in, node_id(&q), 1);
 	text = text_of("7\n");
-	check_int(inodes_lookup(in, &f, &o, 100, text, NULL, NULL, &ino, &idle),
+	check_int(inodes_lookup(in, &f, &o, 100, text, NULL, NULL, &ino, &size,
+				&idle),
 		  -ENOENT, "inodes: a file of a gone record: ENOENT");
 	free_text(text);
 	check(inodes_records(in) == 0 && inodes_in_use(in) == 0,

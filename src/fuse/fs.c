@@ -1279,7 +1279,6 @@ int fs_set_keep(struct fs *fs, int fd)
 	__atomic_store_n(&fs->ins, ins, __ATOMIC_RELEASE);
 	keep_each(fs->keep, adopt_open, &a.rewinds);
 	adopt_rewinds(fs, &a.rewinds);
-	inodes_taken_over(fs->ins);
 	return 0;
 }
 
@@ -1325,7 +1324,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	struct owner o;
 	struct node dir;
 	bool checked = false;
-	size_t len;
+	uint64_t size;
 	int ret;
 
 	tree_parent(n, &dir);
@@ -1362,17 +1361,19 @@ static int lookup_file(struct request *r, const struct node *n,
 	payer.ns = r->view ? r->view->ns_ino : BUDGET_NS_ANY;
 	payer.reader = who;
 	ret = inodes_lookup(fs->ins, n, &o, r->pid, text, checked ? &dir : NULL,
-			    &payer, &ep->ino, &idle);
+			    &payer, &ep->ino, &size, &idle);
 	budget_reader_put(who);
 	drop_idle_extras(fs, &idle);
 	if (ret < 0) {
 		text_free(text);
 		return ret;
 	}
-	len = text ? text->len : 0;
-	ep->attr.st_size = (off_t)len;
-	ep->attr.st_blocks = (blkcnt_t)((len + 511) / 512);
-	ep->entry_timeout = 0;
+	ep->attr.st_size = (off_t)size;
+	ep->attr.st_blocks = (blkcnt_t)((size + 511) / 512);
+	/* A table's inode serves one snapshot: its name is looked up at
+	 * every walk. A value file's is the same inode at every lookup. */
+	ep->entry_timeout = tree_grows(n) ? 0 :
+					    entry_timeout(r, n, ep->attr.st_mode);
 	return 0;
 
 out_put:
@@ -1707,14 +1708,19 @@ static void told_afresh(struct request *r, fuse_ino_t ino, const struct node *n,
 			const struct rbuf *text, bool grow)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct node was;
 	struct stat st;
 	struct owner o;
+	uint64_t size;
 
-	tree_stat(r, n, &st);
-	o.uid = st.st_uid;
-	o.gid = st.st_gid;
-	inodes_resize(fs->ins, ino, &o, text->len);
-	if (grow)
+	/* The owner its last lookup found, as the kernel has it; else
+	 * asked now. */
+	if (inodes_attr(fs->ins, ino, &was, &o, &size) < 0) {
+		tree_stat(r, n, &st);
+		o.uid = st.st_uid;
+		o.gid = st.st_gid;
+	}
+	if (inodes_resize(fs->ins, ino, &o, text->len, grow) && grow)
 		grow_size(fs, ino, text);
 }
 
@@ -1740,7 +1746,10 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	ret = req_node_view(req, &r, n);
 	if (ret == 0)
 		ret = record_check(&r, n, t);
-	if (ret == 0)
+	/* Where the access rules judge reader by reader, this one may not
+	 * be the lookup's; elsewhere every reader of the view sees what
+	 * the kernel's cached name shows. */
+	if (ret == 0 && !node_cached_for(&r, n))
 		ret = req_check_named(&r, n);
 	if (ret == 0)
 		who = req_admit(&r, n, &ret);

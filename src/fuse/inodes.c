@@ -19,6 +19,7 @@
  * sweep, four slots round the array at each lookup, comes by.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,12 @@ struct rindex {
 	struct payer *payer;
 	uint32_t prev, next; /* in its payer's ring, oldest first */
 	struct budget_charge charge;
+	/* What its directory's files were last told: their owner, as a
+	 * lookup's path check found it then, and each file's size + 1
+	 * (0: none), by tree_file_slot(). */
+	struct owner owner;
+	long long checked_ms;
+	uint16_t told[TREE_DIR_FILES];
 };
 
 /*
@@ -111,7 +118,6 @@ struct entry {
 	pid_t pid; /* which thread looked it up */
 	long long pending_ms; /* and when */
 	uint64_t nlookup; /* an extra inode's */
-	long long checked_ms; /* a directory's: its path last checked */
 	long long forget_ms; /* an extra's: when its forgetting was asked */
 	uint64_t last; /* a node's own: the inode of its last lookup */
 	struct budget_charge charge; /* its cost, to the reader that made it */
@@ -147,7 +153,6 @@ struct inodes {
 	uint32_t mapcap;
 	size_t nentries;
 	void (*free_text)(struct rbuf *text);
-	long long extras_until_ms; /* every lookup gets an extra till then */
 };
 
 static uint64_t key_hash(uint64_t node, uint64_t start)
@@ -253,6 +258,9 @@ static void index_record(struct inodes *in, uint32_t i)
 	hash_add(&in->by_task, &in->ix[i].by_task, task_hash(r->pid, r->tid));
 	views_hold(in->vs, record_view(r), 1);
 	in->nrecords++;
+	memset(&in->ix[i].owner, 0, sizeof(in->ix[i].owner));
+	in->ix[i].checked_ms = LLONG_MIN / 2;
+	memset(in->ix[i].told, 0, sizeof(in->ix[i].told));
 }
 
 /*
@@ -921,6 +929,44 @@ static int grow(struct inodes *in)
 	return 0;
 }
 
+/* The told size of a node's own file inode @e, in its record's index,
+ * or NULL: another inode, or none kept. Locked. */
+static uint16_t *told_of(struct inodes *in, const struct entry *e)
+{
+	unsigned int slot = tree_file_slot(&e->node);
+
+	if (snapshot_ino(e->id) || !e->node.rec || slot >= TREE_DIR_FILES ||
+	    !live_record(in, e->node.rec))
+		return NULL;
+	return &in->ix[e->node.rec].told[slot];
+}
+
+/*
+ * What the kernel was told of file inode @e, kept in its record while
+ * its entry is not in use: an open with no lookup before it knows the
+ * size the kernel has, and the owner. Locked.
+ */
+static void told_keep(struct inodes *in, const struct entry *e)
+{
+	uint16_t *told = told_of(in, e);
+
+	if (!told)
+		return;
+	*told = e->told && e->size < UINT16_MAX ? (uint16_t)(e->size + 1) : 0;
+	in->ix[e->node.rec].owner = e->owner;
+}
+
+static void told_recall(struct inodes *in, struct entry *e)
+{
+	uint16_t *told = told_of(in, e);
+
+	if (!told || !*told)
+		return;
+	e->told = true;
+	e->size = *told - 1U;
+	e->owner = in->ix[e->node.rec].owner;
+}
+
 /*
  * A new entry for @id, node @n, charged to @who (NULL: to nobody); NULL
  * when out of memory or past @who's budget. Locked.
@@ -948,6 +994,7 @@ static struct entry *entry_new(struct inodes *in, uint64_t id,
 	e->charge = charge;
 	in->map[map_place(in, id)] = index;
 	in->nentries++;
+	told_recall(in, e);
 	return e;
 }
 
@@ -971,11 +1018,15 @@ static bool pending_for_other(const struct entry *e, pid_t pid, long long now)
 	       now - e->pending_ms < SNAPSHOT_PENDING_MS;
 }
 
-/* Whether a node's own entry @e is in use; if not, it may go. */
+/*
+ * Whether a node's own entry @e is in use; if not, it may go, what was
+ * told kept in its record. Outside proc/ there are a few files per
+ * processor and no record: their entries stay.
+ */
 static bool own_in_use(const struct entry *e, long long now)
 {
 	return e->opens || pending_for_other(e, 0, now) ||
-	       now - e->checked_ms < SNAPSHOT_CHECKED_MS;
+	       !node_id_rec(e->id);
 }
 
 /* Whether extra inode @e is idle: nobody has it open or about to. */
@@ -1010,23 +1061,17 @@ static void sweep(struct inodes *in, long long now, struct snapshot_idle *idle)
 bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o)
 {
 	long long now = clock_coarse_ms();
-	struct entry *e;
 	bool fresh;
 
+	if (!dir->rec)
+		return false;
 	pthread_mutex_lock(&in->lock);
-	e = find(in, node_id(dir));
-	fresh = e && now - e->checked_ms < SNAPSHOT_CHECKED_MS;
+	fresh = live_record(in, dir->rec) &&
+		now - in->ix[dir->rec].checked_ms < SNAPSHOT_CHECKED_MS;
 	if (fresh)
-		*o = e->owner;
+		*o = in->ix[dir->rec].owner;
 	pthread_mutex_unlock(&in->lock);
 	return fresh;
-}
-
-/* Whether inode @e may take a lookup by @pid: nobody has it open, and
- * no other thread's lookup waits for its open. */
-static bool reusable(const struct entry *e, pid_t pid, long long now)
-{
-	return !e->opens && !pending_for_other(e, pid, now);
 }
 
 static void set_attr(struct entry *e, const struct owner *o, uint64_t size)
@@ -1047,20 +1092,15 @@ static void take_text(struct inodes *in, struct entry *e, const struct owner *o,
 	e->pending_ms = now;
 }
 
-/* Directory @dir's path was checked now: its files' owner is @o. */
-static int mark_checked(struct inodes *in, const struct node *dir,
-			const struct owner *o, struct budget_reader *who,
-			long long now)
+/* Directory @dir's path was checked now: its files' owner is @o.
+ * Locked. */
+static void mark_checked(struct inodes *in, const struct node *dir,
+			 const struct owner *o, long long now)
 {
-	struct entry *e = find(in, node_id(dir));
-
-	if (!e)
-		e = entry_new(in, node_id(dir), dir, who);
-	if (!e)
-		return -ENOMEM;
-	e->checked_ms = now;
-	e->owner = *o;
-	return 0;
+	if (!dir->rec || !live_record(in, dir->rec))
+		return;
+	in->ix[dir->rec].checked_ms = now;
+	in->ix[dir->rec].owner = *o;
 }
 
 /*
@@ -1106,9 +1146,10 @@ struct rbuf *inodes_retake(struct inodes *in, const struct node *n, pid_t pid)
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
 		  const struct node *checked, const struct record_payer *payer,
-		  uint64_t *ino, struct snapshot_idle *idle)
+		  uint64_t *ino, uint64_t *size, struct snapshot_idle *idle)
 {
 	struct budget_reader *who = payer ? payer->reader : NULL;
+	uint64_t len = text ? text->len : 0, told, was;
 	long long now = clock_coarse_ms();
 	struct entry *own, *e;
 	uint64_t id;
@@ -1121,20 +1162,16 @@ int inodes_lookup(struct inodes *in, const struct node *n,
 		ret = -ENOENT;
 		goto out;
 	}
-	if (checked && mark_checked(in, checked, o, who, now) < 0)
-		goto out;
+	if (checked)
+		mark_checked(in, checked, o, now);
 	own = find(in, node_id(n));
 	if (!own)
 		own = entry_new(in, node_id(n), n, who);
 	if (!own)
 		goto out;
-	/* A table's inode is never given twice (inodes.h). */
-	e = NULL;
-	if (!tree_grows(n) && now >= in->extras_until_ms) {
-		e = find_last(in, own, n);
-		if (!e || !reusable(e, pid, now))
-			e = reusable(own, pid, now) ? own : NULL;
-	}
+	/* A value file's own inode, always; a table's inode is never
+	 * given twice (inodes.h). */
+	e = tree_grows(n) ? NULL : own;
 	if (!e) {
 		id = extra_make(in, n, payer);
 		e = id ? entry_new(in, id, n, who) : NULL;
@@ -1148,7 +1185,16 @@ int inodes_lookup(struct inodes *in, const struct node *n,
 		/* The extra inode's record, or the node's directory's. */
 		hold_locked(in, e->id);
 	}
+	/* An open of it may be read through the page cache: never
+	 * shrunk under it (its short read at the end does that). */
+	told = e->opens && e->told && e->size > len ? e->size : len;
+	was = e->told ? e->size : told;
 	take_text(in, e, o, pid, text, now);
+	/* The least the kernel may hold: a reply can lose to an older
+	 * one's attributes (inodes.h). */
+	e->size = was < told ? was : told;
+	told_keep(in, e);
+	*size = told;
 	if (snapshot_ino(e->id))
 		e->nlookup++;
 	own->last = e->id;
@@ -1223,7 +1269,7 @@ out:
 }
 
 bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
-		   uint64_t size)
+		   uint64_t size, bool can_grow)
 {
 	struct entry *e;
 	bool grew = false;
@@ -1232,7 +1278,10 @@ bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
 	e = find(in, ino);
 	if (e) {
 		grew = !e->told || size > e->size;
+		if (grew && !can_grow)
+			size = e->told ? e->size : 0;
 		set_attr(e, o, size);
+		told_keep(in, e);
 	}
 	pthread_mutex_unlock(&in->lock);
 	return grew;
@@ -1320,13 +1369,6 @@ void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
 	}
 	if (record_forget(in, id, nlookup) && !snapshot_ino(id))
 		record_gone(in, node_id_rec(id));
-	pthread_mutex_unlock(&in->lock);
-}
-
-void inodes_taken_over(struct inodes *in)
-{
-	pthread_mutex_lock(&in->lock);
-	in->extras_until_ms = clock_coarse_ms() + SNAPSHOT_PENDING_MS;
 	pthread_mutex_unlock(&in->lock);
 }
 

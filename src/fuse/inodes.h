@@ -403,7 +403,7 @@ bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o);
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
 		  const struct node *checked, const struct record_payer *who,
-		  uint64_t *ino, struct snapshot_idle *idle);
+		  uint64_t *ino, uint64_t *size, struct snapshot_idle *idle);
 
 /*
  * inodes_retake - the content that thread @pid's last lookup of file
@@ -447,11 +447,13 @@ void inodes_release(struct inodes *in, uint64_t ino);
 
 /*
  * inodes_resize - an open of file inode @ino rendered @size bytes
- * afresh, for a node owned by @o: whether the kernel may have been told
- * less (then the caller grows the inode's size). Recorded either way.
+ * afresh, for a node owned by @o: whether the kernel may hold less
+ * (then the caller grows the inode's size, if @can_grow). The table
+ * keeps the least size the kernel may hold: a short read at the end
+ * shrinks it to the content's length.
  */
 bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
-		   uint64_t size);
+		   uint64_t size, bool can_grow);
 
 /*
  * inodes_adopt - file inode @ino, node @n, is open with content of
@@ -462,15 +464,6 @@ bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
  */
 int inodes_adopt(struct inodes *in, uint64_t ino, const struct node *n,
 		 uint64_t size);
-
-/*
- * inodes_taken_over - this server takes over from one that died, whose
- * lookups may have given inodes whose opens are still to come (their
- * contents are lost with it, and the table holds no entry of them): for
- * SNAPSHOT_PENDING_MS, every lookup gets an extra inode, never given
- * before, so that no reader shares an inode with one of those opens.
- */
-void inodes_taken_over(struct inodes *in);
 
 /* inodes_in_use - how many inodes in use the table holds entries of. */
 size_t inodes_in_use(struct inodes *in);

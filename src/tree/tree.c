@@ -219,6 +219,18 @@ bool tree_grows(const struct node *n)
 	return entry_of(n)->grows;
 }
 
+unsigned int tree_file_slot(const struct node *n)
+{
+	unsigned int k, slot = 0;
+
+	if (n->kind <= K_TID || n->kind >= KINDS || !S_ISREG(tree[n->kind].mode))
+		return TREE_DIR_FILES;
+	for (k = K_TID + 1; k < n->kind; k++)
+		slot += tree[k].parent == tree[n->kind].parent &&
+			S_ISREG(tree[k].mode);
+	return slot < TREE_DIR_FILES ? slot : TREE_DIR_FILES;
+}
+
 /* The owner of @n as the checks on its path leave it; the mode. */
 void tree_stat_owned(const struct request *r, const struct node *n,
 		     const struct owner *o, struct stat *st)

@@ -69,6 +69,13 @@ unsigned int tree_kinds(void);
 bool tree_grows(const struct node *n);
 
 /*
+ * tree_file_slot - the place of file @n among the files of its
+ * directory, below TREE_DIR_FILES; TREE_DIR_FILES for any other node.
+ */
+#define TREE_DIR_FILES 8
+unsigned int tree_file_slot(const struct node *n);
+
+/*
  * tree_check - whether @n exists now for the reader of @r (every
  * numbered directory on its path is asked), and its attributes.
  */
