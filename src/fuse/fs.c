@@ -728,6 +728,12 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	 * reader: the kernel must ask for them at every use.
 	 */
 	conn->want &= ~FUSE_CAP_CACHE_SYMLINKS;
+	/*
+	 * Every listing with its directories' entries (READDIRPLUS), not
+	 * the first page alone: a glob lists a directory whole before it
+	 * looks anything up in it.
+	 */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	clock_gettime(CLOCK_REALTIME, &fs->env.mount_time);
 }
 
@@ -1487,6 +1493,33 @@ static int fs_node(struct fs *fs, uint64_t ino, struct node *n,
 
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
 
+/*
+ * The entry of directory or link @n in directory node ID @parent, for
+ * the reader of @r (its directory's record checked): below proc/ a
+ * process or thread is the one that has its number now, and a
+ * directory's lookup is counted in its record (name_dir()).
+ */
+static int lookup_node(struct request *r, struct node *n, uint64_t parent,
+		       struct fuse_entry_param *ep)
+{
+	uint64_t start = 0;
+	bool kept = false;
+	int ret;
+
+	ret = tree_check(r, n, &ep->attr);
+	if (ret == 0 && (n->kind == K_TGID || n->kind == K_TID))
+		ret = task_identity(r, n, &start);
+	if (ret == 0 && tree_in_proc(n))
+		ret = name_dir(r, n, start, parent, &kept);
+	if (ret < 0)
+		return ret;
+	ep->ino = node_id(n);
+	ep->entry_timeout = kept ? 0 : entry_timeout(r, n, ep->attr.st_mode);
+	ep->attr_timeout = node_cached_for(r, n);
+	ep->generation = entry_generation(start);
+	return 0;
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = req_fs(req);
@@ -1494,8 +1527,6 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct record_task dt = { 0 };
 	struct request r;
 	struct node dir, n;
-	uint64_t start = 0;
-	bool kept = false;
 	int ret;
 
 	req_begin(req, &r);
@@ -1516,26 +1547,15 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (dir.rec)
 			record_use(&r, &dir, &dt);
 		ret = lookup_file(&r, &n, &ep);
+		ep.attr_timeout = FS_TIMEOUT_S;
 		if (ret == 0 && dir.rec && record_judge(&r, &dir, &dt) < 0) {
 			forget_one(fs, ep.ino, 1);
 			ret = -ENOENT;
 		}
 	} else if (ret == 0 && (ret = record_check(&r, &dir, &dt)) == 0) {
-		ret = tree_check(&r, &n, &ep.attr);
-		/* A process or thread: which one, now. */
-		if (ret == 0 && (n.kind == K_TGID || n.kind == K_TID))
-			ret = task_identity(&r, &n, &start);
-		if (ret == 0 && tree_in_proc(&n))
-			ret = name_dir(&r, &n, start, parent, &kept);
-		ep.ino = node_id(&n);
-		ep.entry_timeout =
-			kept ? 0 : entry_timeout(&r, &n, ep.attr.st_mode);
+		ret = lookup_node(&r, &n, parent, &ep);
 	}
 	if (ret == 0) {
-		ep.attr_timeout = S_ISREG(ep.attr.st_mode) ?
-					  FS_TIMEOUT_S :
-					  node_cached_for(&r, &n);
-		ep.generation = entry_generation(start);
 		lookup_reply(&r, &n, &ep);
 	} else {
 		reply_error(req, -ret); /* negative entries are not cached */
@@ -2229,6 +2249,139 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	reply_from_snapshot(req, len ? data + from : NULL, len);
 }
 
+/* The most bytes one READDIRPLUS reply holds. */
+#define PLUS_BYTES 65536
+
+/*
+ * An entry's own bytes in a listing (fuse_add_direntry()'s struct
+ * fuse_dirent: ino, off, namelen, type, the name), into @name (NUL
+ * ended) and *@mode: 0, or -EIO when they are not one.
+ */
+static int listing_entry(const char *ent, size_t bytes, char *name,
+			 size_t size, uint64_t *ino, mode_t *mode)
+{
+	uint32_t namelen, type;
+
+	if (bytes < 24)
+		return -EIO;
+	memcpy(ino, ent, sizeof(*ino));
+	memcpy(&namelen, ent + 16, sizeof(namelen));
+	memcpy(&type, ent + 20, sizeof(type));
+	if (namelen >= size || 24 + (size_t)namelen > bytes)
+		return -EIO;
+	memcpy(name, ent + 24, namelen);
+	name[namelen] = '\0';
+	*mode = (mode_t)type << 12;
+	return 0;
+}
+
+/*
+ * The entry a listing of @dir (of record task @dt) gives child @name
+ * with its attributes, as a lookup of it would: a directory (below
+ * proc/, a process or a thread named in its record), counted as one
+ * lookup. Nothing for a file or link (ep->ino 0: the kernel looks it
+ * up when it is used: a file's size is its content's, which only its
+ * lookup renders), for "." and "..", or for a child gone since the
+ * listing was made.
+ */
+static void plus_entry(struct request *r, const struct node *dir,
+		       uint64_t parent, const char *name, uint64_t ino,
+		       mode_t mode, struct fuse_entry_param *ep)
+{
+	struct node n;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->attr.st_mode = mode;
+	ep->attr.st_ino = ino;
+	if (!S_ISDIR(mode) || !strcmp(name, ".") || !strcmp(name, ".."))
+		return;
+	r->task_pid = 0;
+	r->task_ident = 0;
+	r->seen_start = 0;
+	/* proc/ is asked which view a walk enters (fs.h). */
+	if (tree_child(dir, name, &n) < 0 || n.kind == K_PROC)
+		return;
+	if (tree_in_proc(&n))
+		n.view = r->view->slot;
+	if (lookup_node(r, &n, parent, ep) < 0) {
+		memset(ep, 0, sizeof(*ep));
+		ep->attr.st_mode = mode;
+		ep->attr.st_ino = ino;
+	}
+}
+
+/*
+ * READDIRPLUS: the entries from index @off on that fit in @size bytes,
+ * each directory's with its node and attributes (plus_entry()), so that
+ * a walk or a glob over a listing asks nothing more of those names.
+ * A reply the kernel never got counts none of them.
+ */
+static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct fuse_entry_param ep;
+	uint64_t named[PLUS_BYTES / 128];
+	struct record_task dt;
+	const uint64_t *start = NULL;
+	size_t count = 0, bytes, len = 0, need, i, nnamed = 0;
+	uint64_t child;
+	const char *data;
+	char name[256], *buf = NULL;
+	struct request r;
+	struct node dir;
+	mode_t mode;
+	int ret;
+
+	req_begin(req, &r);
+	if (size > PLUS_BYTES)
+		size = PLUS_BYTES;
+	ret = keep_get(fs->keep, fi->fh, &data, &bytes, NULL, NULL);
+	if (ret == 0)
+		ret = listing_parse(data, bytes, &start, &count);
+	if (ret < 0) {
+		fuse_reply_err(req, EIO); /* a handle never given */
+		goto out;
+	}
+	data += (count + 2) * sizeof(uint64_t);
+	/* The directory, for its reader now, still the task it was. */
+	ret = fs_node(fs, ino, &dir, &dt);
+	if (ret == 0)
+		ret = req_node_view(req, &r, &dir);
+	if (ret == 0)
+		ret = record_check(&r, &dir, &dt);
+	buf = malloc(size);
+	if (ret == 0 && !buf)
+		ret = -ENOMEM;
+	for (i = off < 0 ? count : (size_t)off; ret == 0 && i < count; i++) {
+		if (listing_entry(data + start[i], start[i + 1] - start[i],
+				  name, sizeof(name), &child, &mode) < 0) {
+			ret = -EIO;
+			break;
+		}
+		plus_entry(&r, &dir, ino, name, child, mode, &ep);
+		need = fuse_add_direntry_plus(req, buf + len, size - len, name,
+					      &ep, (off_t)(i + 1));
+		if (need > size - len || nnamed == sizeof(named) / 8) {
+			if (ep.ino)
+				forget_one(fs, ep.ino, 1);
+			break;
+		}
+		len += need;
+		if (ep.ino)
+			named[nnamed++] = ep.ino;
+	}
+	if (ret < 0 && !len) {
+		reply_error(req, -ret);
+	} else if (fuse_reply_buf(req, buf, len) != 0) {
+		while (nnamed)
+			forget_one(fs, named[--nnamed], 1);
+	}
+out:
+	free(buf);
+	req_end(&r);
+}
+
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
@@ -2371,6 +2524,7 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.release = fs_release,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,
+	.readdirplus = fs_readdirplus,
 	.releasedir = fs_releasedir,
 	.setattr = fs_setattr,
 	.mknod = fs_mknod,
