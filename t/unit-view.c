@@ -473,8 +473,9 @@ static void test_inode_files(struct views *vs)
 	      "file's (its directory's path check is in the record)");
 	/* Held open by thread 100, looked up by thread 101: the same
 	 * inode still, its size never shrunk under the open. */
-	check_int(inodes_open(in, ino, &f, 100, &text), 2,
-		  "inodes: opened, taking its lookup's content, longer than told before");
+	check_int(
+		inodes_open(in, ino, &f, 100, &text), 2,
+		"inodes: opened, taking its lookup's content, longer than told before");
 	free_text(text);
 	check_int(inodes_lookup(in, &f, &o, 101, text_of("9\n"), NULL, NULL,
 				&again, &size, &idle),

@@ -112,6 +112,7 @@ struct fs {
 	 * it finds, so that it knows which snapshot of a thread is its
 	 * last (adopt_rewinds()). */
 	uint32_t rewind_seq;
+	struct request_counts counts; /* env.counts */
 };
 
 /*
@@ -1378,8 +1379,8 @@ static int lookup_file(struct request *r, const struct node *n,
 	ep->attr.st_blocks = (blkcnt_t)((size + 511) / 512);
 	/* A table's inode serves one snapshot: its name is looked up at
 	 * every walk. A value file's is the same inode at every lookup. */
-	ep->entry_timeout = tree_grows(n) ? 0 :
-					    entry_timeout(r, n, ep->attr.st_mode);
+	ep->entry_timeout =
+		tree_grows(n) ? 0 : entry_timeout(r, n, ep->attr.st_mode);
 	return 0;
 
 out_put:
@@ -1544,6 +1545,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	 * reads met; a directory's before.
 	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
+		__atomic_add_fetch(&fs->counts.lookups, 1, __ATOMIC_RELAXED);
 		if (dir.rec)
 			record_use(&r, &dir, &dt);
 		ret = lookup_file(&r, &n, &ep);
@@ -1795,6 +1797,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct node n;
 	int ret;
 
+	__atomic_add_fetch(&fs->counts.opens, 1, __ATOMIC_RELAXED);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		ret = -EROFS;
 	else
@@ -2107,9 +2110,20 @@ static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	inodes_forget(fs->ins, ino, nlookup);
 }
 
+/* The kernel forgets inode @ino: counted when it is a file's. */
+static void kernel_forgets(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct node n;
+
+	if (snapshot_ino(ino) || (inodes_node(fs->ins, ino, &n, NULL) == 0 &&
+				  S_ISREG(tree_mode(&n))))
+		__atomic_add_fetch(&fs->counts.forgets, 1, __ATOMIC_RELAXED);
+	forget_one(fs, ino, nlookup);
+}
+
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	forget_one(req_fs(req), ino, nlookup);
+	kernel_forgets(req_fs(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -2120,7 +2134,7 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		forget_one(fs, forgets[i].ino, forgets[i].nlookup);
+		kernel_forgets(fs, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -2257,8 +2271,8 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * fuse_dirent: ino, off, namelen, type, the name), into @name (NUL
  * ended) and *@mode: 0, or -EIO when they are not one.
  */
-static int listing_entry(const char *ent, size_t bytes, char *name,
-			 size_t size, uint64_t *ino, mode_t *mode)
+static int listing_entry(const char *ent, size_t bytes, char *name, size_t size,
+			 uint64_t *ino, mode_t *mode)
 {
 	uint32_t namelen, type;
 
@@ -2559,6 +2573,7 @@ int fs_new(struct engine *engine, struct views *views,
 	}
 	fs->env.engine = engine;
 	fs->env.views = views;
+	fs->env.counts = &fs->counts;
 	fs->env.access = *access;
 	fs->env.uid = getuid();
 	fs->env.gid = getgid();

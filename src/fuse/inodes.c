@@ -1025,8 +1025,7 @@ static bool pending_for_other(const struct entry *e, pid_t pid, long long now)
  */
 static bool own_in_use(const struct entry *e, long long now)
 {
-	return e->opens || pending_for_other(e, 0, now) ||
-	       !node_id_rec(e->id);
+	return e->opens || pending_for_other(e, 0, now) || !node_id_rec(e->id);
 }
 
 /* Whether extra inode @e is idle: nobody has it open or about to. */

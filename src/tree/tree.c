@@ -223,7 +223,8 @@ unsigned int tree_file_slot(const struct node *n)
 {
 	unsigned int k, slot = 0;
 
-	if (n->kind <= K_TID || n->kind >= KINDS || !S_ISREG(tree[n->kind].mode))
+	if (n->kind <= K_TID || n->kind >= KINDS ||
+	    !S_ISREG(tree[n->kind].mode))
 		return TREE_DIR_FILES;
 	for (k = K_TID + 1; k < n->kind; k++)
 		slot += tree[k].parent == tree[n->kind].parent &&
