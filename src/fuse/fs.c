@@ -193,7 +193,16 @@ static struct fs *dropper_next(struct fs_dropper *d)
  */
 static bool task_gone(void *ctx, pid_t pid, pid_t tid)
 {
-	return engine_task_gone(ctx, pid, tid);
+	struct fs *fs = ctx;
+	struct exited_task x;
+
+	if (!engine_task_gone(fs->env.engine, pid, tid))
+		return false;
+	/* Kept since it exited: its names serve it until it is dropped
+	 * from the table, which drops them (task_exited()). */
+	return !fs->env.exited ||
+	       exited_find(fs->env.exited, views_own_ns(fs->env.views), pid,
+			   tid, clock_mono_ns(), &x) < 0;
 }
 
 /*
@@ -211,8 +220,7 @@ static void sweep_gone(struct fs *fs)
 
 	if (!gone)
 		return;
-	n = inodes_gone(fs->ins, task_gone, fs->env.engine, gone,
-			FS_SWEEP_DROPS);
+	n = inodes_gone(fs->ins, task_gone, fs, gone, FS_SWEEP_DROPS);
 	for (i = 0; i < n; i++)
 		drop_name(fs, &gone[i]);
 	free(gone);
