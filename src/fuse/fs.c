@@ -1323,6 +1323,16 @@ static int render_charged(struct request *r, const struct node *n,
 }
 
 /*
+ * Whether a path checked for another reader vouches for this one: not
+ * where the access rules judge process by process.
+ */
+static bool checks_shared(struct request *r)
+{
+	return r->env->access.hidepid == HIDEPID_OFF ||
+	       request_only_uid(r) == VIEW_ALL_UIDS;
+}
+
+/*
  * The entry of file @n: a new snapshot of its content, an inode whose
  * size is the content's (inodes.h). Its name is looked up again at
  * every path walk, so that no two walks share its page cache; its path
@@ -1343,11 +1353,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	int ret;
 
 	tree_parent(n, &dir);
-	/* A path checked for another reader vouches for nothing to one
-	 * whom the access rules judge process by process. */
-	if ((r->env->access.hidepid == HIDEPID_OFF ||
-	     request_only_uid(r) == VIEW_ALL_UIDS) &&
-	    inodes_checked(fs->ins, &dir, &o)) {
+	if (checks_shared(r) && inodes_checked(fs->ins, &dir, &o)) {
 		tree_stat_owned(r, n, &o, &ep->attr);
 	} else {
 		ret = tree_check(r, n, &ep->attr);
@@ -1511,10 +1517,14 @@ static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
 static int lookup_node(struct request *r, struct node *n, uint64_t parent,
 		       struct fuse_entry_param *ep)
 {
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	uint64_t start = 0;
 	bool kept = false;
+	struct owner o;
 	int ret;
 
+	if ((n->kind == K_TGID || n->kind == K_TID) && checks_shared(r))
+		goto task;
 	ret = tree_check(r, n, &ep->attr);
 	if (ret == 0 && (n->kind == K_TGID || n->kind == K_TID))
 		ret = task_identity(r, n, &start);
@@ -1522,6 +1532,30 @@ static int lookup_node(struct request *r, struct node *n, uint64_t parent,
 		ret = name_dir(r, n, start, parent, &kept);
 	if (ret < 0)
 		return ret;
+	goto named;
+task:
+	/*
+	 * A process or thread: the instance that has the number now, its
+	 * record, and its path checked as a lookup in it last found it,
+	 * less than SNAPSHOT_CHECKED_MS ago (a listing's every entry, a
+	 * walk's every name), else now.
+	 */
+	ret = task_identity(r, n, &start);
+	if (ret == 0)
+		ret = name_dir(r, n, start, parent, &kept);
+	if (ret < 0)
+		return ret;
+	if (inodes_checked(fs->ins, n, &o)) {
+		tree_stat_owned(r, n, &o, &ep->attr);
+	} else if ((ret = tree_check(r, n, &ep->attr)) < 0) {
+		forget_one(fs, node_id(n), 1);
+		return ret;
+	} else {
+		o.uid = ep->attr.st_uid;
+		o.gid = ep->attr.st_gid;
+		inodes_mark_checked(fs->ins, n, &o);
+	}
+named:
 	ep->ino = node_id(n);
 	ep->entry_timeout = kept ? 0 : entry_timeout(r, n, ep->attr.st_mode);
 	ep->attr_timeout = node_cached_for(r, n);

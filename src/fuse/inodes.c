@@ -1057,6 +1057,25 @@ static void sweep(struct inodes *in, long long now, struct snapshot_idle *idle)
 
 /* ---- lookups and opens -------------------------------------------------- */
 
+/* Directory @dir's path was checked now: its files' owner is @o.
+ * Locked. */
+static void mark_checked(struct inodes *in, const struct node *dir,
+			 const struct owner *o, long long now)
+{
+	if (!dir->rec || !live_record(in, dir->rec))
+		return;
+	in->ix[dir->rec].checked_ms = now;
+	in->ix[dir->rec].owner = *o;
+}
+
+void inodes_mark_checked(struct inodes *in, const struct node *dir,
+			 const struct owner *o)
+{
+	pthread_mutex_lock(&in->lock);
+	mark_checked(in, dir, o, clock_coarse_ms());
+	pthread_mutex_unlock(&in->lock);
+}
+
 bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o)
 {
 	long long now = clock_coarse_ms();
@@ -1089,17 +1108,6 @@ static void take_text(struct inodes *in, struct entry *e, const struct owner *o,
 	e->text = text;
 	e->pid = pid;
 	e->pending_ms = now;
-}
-
-/* Directory @dir's path was checked now: its files' owner is @o.
- * Locked. */
-static void mark_checked(struct inodes *in, const struct node *dir,
-			 const struct owner *o, long long now)
-{
-	if (!dir->rec || !live_record(in, dir->rec))
-		return;
-	in->ix[dir->rec].checked_ms = now;
-	in->ix[dir->rec].owner = *o;
 }
 
 /*

@@ -1,146 +1,41 @@
 /*
- * inodes: the table of the inodes the kernel holds, one record per
- * inode, and what each inode in use holds: the one place where a node
- * ID is resolved, counted and forgotten.
+ * inodes: the inodes the kernel holds, the one place where a node ID is
+ * resolved, counted and forgotten (docs/design.md, "Inodes").
  *
- * A record. A name under proc/ is one task instance, not one number
- * (README, "Names and rewinds"): procfs's inode holds its task
- * (get_proc_task) and answers ESRCH once it is gone. A FUSE request
- * carries a node ID and nothing else, so the node ID must name the
- * instance: here it names a record (inode.h: bit 62, the record's index,
- * the kind), and the record holds what the node is: the view it was
- * named in and the numbers that view gave it, the task in the daemon's
- * numbers and its start (creation time, ns), the node ID of the
- * directory its name is in, and how many lookups of it the kernel
- * holds. proc/ of each view is a record of its own (start 0, no task),
- * each process and each thread in each view another; a task's files,
- * its threads/ and threads.table, and proc/'s self and table, are
- * nodes of their directory's record. An extra inode of a file (a
- * snapshot's, below) is a record of its own too, with its file's task,
- * so that a restarted server knows what it is (its ID has
- * NODE_EXTRA_BIT set). A reused number is a new record (another
- * start); the old one's requests are the FUSE layer's to refuse.
- * Outside proc/ a node ID is its inode number (inode.h) and needs no
- * record.
+ * Records. Below proc/ a node ID names a record (inode.h: bit 62, the
+ * record's index, the kind): one per directory instance the kernel
+ * holds, proc/ of a view, a process or a thread of it, made at its
+ * first lookup and freed at its last FORGET. It holds what the node
+ * is: its view and numbers, its task in the daemon's numbers and that
+ * task's start (two tasks of one number are two records), the node ID
+ * of its parent, the kernel's lookups of all its nodes (its files,
+ * threads/ and threads.table are nodes of their directory's record),
+ * and what its files were last told: their owner as a lookup's path
+ * check found it, when, and each file's size. Outside proc/ a node ID
+ * is its inode number and needs no record. Records live in the keep's
+ * record area (keep_records()), shared with the supervisor: a
+ * successor finds each one whole, a record being written before it is
+ * marked live.
  *
- * What an inode in use holds. Since Linux 6.5 the kernel serves
- * sendfile(2), splice(2) and copy_file_range(2)'s fallback of a FUSE
- * file through its page cache, up to the inode's size, direct_io or
- * not; so does mmap(2). Those readers (busybox cat and cp, Python's
- * shutil.copyfile, splicing cats) get exactly what the page cache holds
- * up to i_size: nothing at size 0, a truncated value at a size too
- * small, and pages of two snapshots mixed when two opens of one inode
- * share its page cache. The page cache and the size belong to the
- * inode, not to the open file: so each snapshot of a file's content
- * gets an inode of its own, of its exact size, and the table keeps, by
- * node ID, an entry for each inode in use: the content its lookup made
- * until its open takes it, its opens, its owner and the size the kernel
- * was told; for a node's own ID, the inode its last lookup gave; for a
- * directory, when a lookup last checked its path.
+ * File inodes. A value file has one inode, its node's own ID: every
+ * lookup of it answers that ID, with the size of the content the lookup
+ * made, never less than an open of it may be reading through the page
+ * cache. The table keeps, as the kernel's size, the least it may hold:
+ * an open that renders a longer content has the caller grow it first
+ * (inodes_resize()). A table is many pages: two opens of one inode
+ * could get pages of two snapshots through its page cache, so each
+ * lookup of a table answers an extra inode (NODE_EXTRA_BIT), never
+ * given before, a record of its own. An entry is kept for each file
+ * inode in use: the content its lookup made until the open on the same
+ * thread takes it, its opens, its owner and size; a value file's entry
+ * goes with its last open, what it was told kept in its record.
  *
- * How a file is looked up. A LOOKUP of a file renders its content then
- * and there, and answers with an inode whose attributes carry the
- * content's exact length. The entry timeout of a file is 0, so the
- * kernel looks the name up again at every path walk. A value file's
- * answer is the inode of the name's last lookup, its content made anew,
- * while no open file holds it and no other thread's lookup of it waits
- * for its open; otherwise an extra inode, never given before, which the
- * kernel puts in place of the held one in its dentry. A table's answer
- * is always an extra inode never given before (below). The OPEN that
- * follows on the same thread within SNAPSHOT_TAKE_MS takes the content
- * made at its lookup as the open file's snapshot; the open drops
- * whatever pages an earlier snapshot left in the inode's cache, and, as
- * no other open holds the inode, its page cache holds this snapshot
- * alone: read(2), pread, sendfile, splice and mmap all see the same
- * bytes, the size is exact (stat, ls -l, du, find -size, tail -c agree
- * with cat), and two readers of one path never share a page cache. A
- * walk costs one LOOKUP more than a cached dentry does, and the
- * content's end is known to the kernel; the path itself is checked once
- * in SNAPSHOT_CHECKED_MS per directory, as a cached dentry was.
- *
- * The generation of an inode never changes: the kernel fails every
- * I/O on an inode it holds once a reply gives its ID another
- * generation, and an inode may be held by a reader the table cannot
- * see (an O_PATH descriptor, an open still queued behind busy workers
- * when its lookup's wait ran out). So a length is told by attributes
- * alone, which the kernel drops from a reply when another change to the
- * inode came after the request was sent: two lookups whose replies
- * crossed could leave the kernel with the older, smaller size. An open
- * that takes a lookup's content longer than the size told before it
- * grows the kernel's size first (the FUSE layer's grow_size()); a
- * larger size than the content's is shrunk by the short read at its
- * end. A value is one page: a reader that came late to an inode given
- * again reads a whole value, its own or the other reader's. A table is
- * many pages, which two readers of one inode could get from two
- * snapshots; hence a table's inode is never given twice.
- *
- * Why not another design (measured with a throwaway filesystem, see
- * the README): size 0 gives page-cache readers nothing; a bound such
- * as sysfs's 4096 is shrunk by the first short read and then truncates
- * longer values, and truncates tables beyond it; one inode per name
- * shares its page cache between readers, whose pages of two snapshots
- * then mix.
- *
- * A second open of an inode after one lookup, which comes only without
- * a path walk (a file bind-mounted on its own, /proc/self/fd/N opened
- * again, an O_PATH descriptor passed on), renders the content afresh:
- * the FUSE layer serves it with direct_io, for read(2) the kernel's
- * size does not matter, and grows the inode's size first when the
- * content is now longer (a notification that stores its last byte, the
- * page left not up to date), so that a page-cache reader meets the end
- * of the content in a short read, which shrinks the size to it.
- *
- * Lifetime. A record is made by the first lookup of its directory
- * (inodes_name()), counted up by each entry reply of any of its nodes
- * (inodes_name(), inodes_hold(), inodes_lookup()) and down by FORGET
- * (inodes_forget()); at none left it is freed, and with it every entry
- * of its nodes but an open one's (which holds the kernel's inode, so
- * the record: never): its index is the next record's (the lowest free
- * first), and its node IDs with it, so nothing of one task instance
- * (the owner its path was checked for, its last inode, a content
- * waiting for its open) reaches the next. While a record lives, it
- * holds its view's slot (views_hold()): a slot the kernel still holds a
- * name of is never given to another view. A node's own entry needs no
- * memory while the node is not in use: it is made by a lookup and goes
- * at the release that ends its use, or at a sweep; a directory whose
- * path a lookup checked has an entry for SNAPSHOT_CHECKED_MS. An extra
- * inode's entry lives until the kernel forgets it and nobody has it
- * open. So the daemon's memory follows what is being read, not the
- * files the kernel keeps cached. Every inode's attributes carry the
- * node's own number as st_ino.
- *
- * Restarts. The records live in memory that outlives the server: the
- * keep's record area (keep_records()), which the supervisor holds and
- * every server maps; a successor finds each record as it was, and
- * rebuilds its indexes from them. A record is written whole before its
- * state says it is live (a release store), and a record's fields change
- * only under the table's lock, by the one process that serves; so a
- * server that dies at any instruction leaves records that are either
- * free or whole. A server that dies between a record's making and the
- * entry reply that would give it to the kernel leaves one record the
- * kernel never learned of, counted once too many; so does a lookup the
- * kernel sends again after a takeover (FUSE_NOTIFY_RESEND) that the
- * dead server had counted. Such a record is never freed: one per
- * restart at most per lookup under way, within RECORDS_MAX. The entries
- * are this server's: the contents that lookups made are lost with it
- * (inodes_taken_over() says what a successor does about that), and
- * what the kernel has open is found again in the keep (inodes_adopt()).
- *
- * Memory: RECORD_BYTES each record in the shared area (touched only as
- * used, lowest first), and an index entry in the process. A record is
- * its maker's (struct record_payer: a uid across views, root per view):
- * counted against RECORDS_PER_UID and charged to its budget, with what
- * the kernel keeps for its name, until it goes; the record keeps its
- * uid and view, and a successor charges it again, never refusing. Where the
- * store has no record area (a store of a server older than the
- * records), the records live in anonymous memory of this server alone
- * and a successor starts afresh. Each entry is charged to the budget
- * of the reader whose lookup made it (budget.h), inodes_entry_bytes()
- * each, until it goes; the content a lookup made is the caller's to
- * charge (it is handed in, and freed with the function given to
- * inodes_new()). An own inode's entry made by an open without a lookup
- * is charged to nobody here: that open renders afresh, and its caller
- * charges the entry's bytes with the content.
+ * Bounds. A record is its maker's (struct record_payer: a uid across
+ * views, root per view): counted against RECORDS_PER_UID and charged,
+ * with what the kernel keeps for its name, to its budget; an entry is
+ * charged to the reader whose lookup made it (inodes_entry_bytes()).
+ * Contents are the caller's to charge and are freed with the function
+ * given to inodes_new().
  *
  * Thread safety: every function may be called from any thread; one
  * lock guards the table.
@@ -376,29 +271,33 @@ void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup);
 /*
  * inodes_checked - whether a lookup of a file of directory @dir
  * checked the path less than SNAPSHOT_CHECKED_MS ago; if so, the owner
- * of its files as then, in *@o. One entry serves every file of a
- * directory (the six of a thread), so the table holds an entry per
- * directory walked in the last SNAPSHOT_CHECKED_MS, and a file's own
- * entry only while it is in use.
+ * of its files as then, in *@o. Kept in @dir's record: a directory of
+ * no record (outside proc/) is never.
  */
 bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o);
+
+/*
+ * inodes_mark_checked - a lookup of directory @dir of a record, or of
+ * a file in it, checked the path now: its files are owned by @o.
+ */
+void inodes_mark_checked(struct inodes *in, const struct node *dir,
+			 const struct owner *o);
 
 /*
  * inodes_lookup - a lookup of file @n made @text, which it takes on
  * success (the caller keeps it on failure), for thread @pid, whose open
  * takes it (NULL: none could be made, the size is 0 and the open
  * renders anew); @o its owner; @checked its directory when this lookup
- * checked the path, else NULL; @who pays for the entries and the
- * extra inode's record it makes (@who->reader NULL: no bytes charged). Sets *@ino: the node's last inode when
- * no open holds it and no other thread's lookup waits for its open,
- * else an extra one; a table (tree_grows()) always an extra one. The
- * inode's record (its directory's, or the extra inode's own) counts the
- * kernel's lookup: the caller's entry reply gives it, or the caller
- * inodes_forget()s it once. 0; -ENOENT when @n's record is gone;
- * -ENOMEM (out of memory or records, or an entry past @who's budget).
- * Either way, *@idle is what the lookup's sweep found of extra inodes
- * that nobody uses any more: the caller has the kernel drop their
- * names, so that it forgets them.
+ * checked the path, else NULL; @who pays for the entries and the extra
+ * inode's record it makes (@who->reader NULL: no bytes charged). Sets
+ * *@ino: a value file's own ID, a table's (tree_grows()) an extra one;
+ * and *@size, the size to tell. The inode's record (its directory's,
+ * or the extra inode's own) counts the kernel's lookup: the caller's
+ * entry reply gives it, or the caller inodes_forget()s it once. 0;
+ * -ENOENT when @n's record is gone; -ENOMEM (out of memory or records,
+ * or an entry past @who's budget). Either way, *@idle is what the
+ * lookup's sweep found of extra inodes nobody uses any more: the
+ * caller has the kernel drop their names, so that it forgets them.
  */
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
@@ -406,23 +305,19 @@ int inodes_lookup(struct inodes *in, const struct node *n,
 		  uint64_t *ino, uint64_t *size, struct snapshot_idle *idle);
 
 /*
- * inodes_retake - the content that thread @pid's last lookup of file
+ * inodes_retake - the content that thread @pid's last lookup of table
  * @n made less than SNAPSHOT_TAKE_MS ago, not opened yet: taken back
- * from its inode, now the caller's, for this thread's lookup of the
- * same name again (NULL when there is none). The kernel looks a name
- * up twice when its revalidation met another inode than the one it
- * holds (a table's every time: an inode never given twice), and a
- * stat followed by an open looks it up twice too: one rendering
- * serves them. A table's extra inode that the kernel forgot leaves
- * that content in its node's own entry for this.
+ * from its extra inode, now the caller's, for this thread's lookup of
+ * the same name again (NULL when there is none): the kernel's
+ * revalidation meets another inode than the one it holds, forgets it
+ * and looks the name up again, and one rendering serves both.
  */
 struct rbuf *inodes_retake(struct inodes *in, const struct node *n, pid_t pid);
 
 /*
- * inodes_attr - the node, owner and size (what the kernel was last
- * told) of file inode @ino. -ENOENT when the table holds no entry of
- * it: an extra inode the kernel forgot, or a node's own inode not in
- * use (whose node its number encodes) or opened without a lookup.
+ * inodes_attr - the node, owner and size (the least the kernel may
+ * hold) of file inode @ino. -ENOENT when the table holds no entry of
+ * it: an extra inode the kernel forgot, or a value file not in use.
  */
 int inodes_attr(struct inodes *in, uint64_t ino, struct node *n,
 		struct owner *o, uint64_t *size);
@@ -432,12 +327,11 @@ int inodes_attr(struct inodes *in, uint64_t ino, struct node *n,
  * to be inodes_release()d. The first open after a lookup, by the thread
  * that looked it up, within SNAPSHOT_TAKE_MS of it, takes the content
  * made then: *@text, now the caller's, and 0, or 2 when that lookup
- * told more than the one before it (the caller grows the kernel's
- * size). Any other open gets *@text NULL and 1: the caller renders the
- * content afresh and inodes_resize()s. An inode the table holds no
- * entry of (an extra inode a dead server made, which the caller found
- * in its records) is held from then on, of size 0 until resized.
- * -ENOMEM.
+ * told more than the kernel may have held (the caller grows the size).
+ * Any other open gets *@text NULL and 1: the caller renders the content
+ * afresh and inodes_resize()s. An inode the table holds no entry of is
+ * held from then on, its size what its record kept (a value file), or
+ * unknown until resized (an extra inode a dead server made). -ENOMEM.
  */
 int inodes_open(struct inodes *in, uint64_t ino, const struct node *n,
 		pid_t pid, struct rbuf **text);
