@@ -49,9 +49,10 @@ struct readbuf {
 /*
  * Task files kept open, so that a read is one pread() from the start
  * (procfs makes the text anew for it) instead of an open, a read and a
- * close: direct-mapped by task and file, at most this many descriptors.
+ * close: direct-mapped by task and file, at most this many descriptors
+ * (a grep over proc/ of 1,500 processes reopened every file at 256).
  */
-#define TASK_FDS 256
+#define TASK_FDS 2048
 
 struct task_fd {
 	pid_t pid, tid;

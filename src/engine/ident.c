@@ -21,8 +21,9 @@
 #define PIDFD_THREAD_FLAG O_EXCL /* linux/pidfd.h's PIDFD_THREAD, 6.9 */
 #define PIDFS_MAGIC_NR 0x50494446 /* "PIDF", linux/magic.h */
 
-/* Kept pidfds: enough for the tasks a few readers watch at once. */
-#define IDENT_FDS 256
+/* Kept pidfds: enough for every process of a busy host (a grep over
+ * proc/ at 1,500 processes opened one a file at 256). */
+#define IDENT_FDS 2048
 /* Identities met alive, by thread id: two ways a set, so that a task
  * and the one that took its number within the same moment both stay. */
 #define IDENT_SETS 8192
