@@ -217,4 +217,35 @@ test_expect_success 'hidepid=invisible, read by nobody: a lookup a walk, never a
 	open_loop $NOBODY
 '
 
+# A directory opened while its thread lives is listed whole after the
+# thread is gone, as procfs lists it: the listing made at its open,
+# without entries (getdents's ENOENT would be the end to glibc).
+test_expect_success 'a thread gone after its directory was opened: listed whole' '
+	unmount_timingfs &&
+	write_config "$TRASH/gone.conf" exited.keep=0 &&
+	mount_timingfs "$TRASH/gone.conf" &&
+	"$PY" - "$MNT" >gone.out <<-\PY &&
+	import os, sys, threading
+	mnt = sys.argv[1]
+	go = threading.Event()
+	tid = []
+	def run():
+	    tid.append(threading.get_native_id())
+	    go.wait()
+	t = threading.Thread(target=run)
+	t.start()
+	while not tid:
+	    pass
+	fd = os.open("%s/proc/%d/threads/%d" % (mnt, os.getpid(), tid[0]),
+	             os.O_RDONLY | os.O_DIRECTORY)
+	go.set()
+	t.join()
+	while os.path.exists("/proc/%d/task/%d" % (os.getpid(), tid[0])):
+	    pass
+	print(" ".join(sorted(os.listdir(fd))))
+	PY
+	echo "creation_time cycles exit_time kernel_time times user_time" >expect &&
+	test_cmp expect gone.out
+'
+
 test_done

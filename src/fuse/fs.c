@@ -2335,7 +2335,7 @@ static int listing_entry(const char *ent, size_t bytes, char *name, size_t size,
  * The entry a listing of @dir (of record task @dt) gives child @name
  * with its attributes, as a lookup of it would: a directory (below
  * proc/, a process or a thread named in its record), counted as one
- * lookup. Nothing for a file or link (ep->ino 0: the kernel looks it
+ * lookup; @dir NULL: none. Nothing for a file or link (ep->ino 0: the kernel looks it
  * up when it is used: a file's size is its content's, which only its
  * lookup renders), for "." and "..", or for a child gone since the
  * listing was made.
@@ -2349,7 +2349,7 @@ static void plus_entry(struct request *r, const struct node *dir,
 	memset(ep, 0, sizeof(*ep));
 	ep->attr.st_mode = mode;
 	ep->attr.st_ino = ino;
-	if (!S_ISDIR(mode) || !strcmp(name, ".") || !strcmp(name, ".."))
+	if (!dir || !S_ISDIR(mode) || !strcmp(name, ".") || !strcmp(name, ".."))
 		return;
 	r->task_pid = 0;
 	r->task_ident = 0;
@@ -2386,6 +2386,7 @@ static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 	char name[256], *buf = NULL;
 	struct request r;
 	struct node dir;
+	bool dir_named;
 	mode_t mode;
 	int ret;
 
@@ -2400,22 +2401,25 @@ static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 		goto out;
 	}
 	data += (count + 2) * sizeof(uint64_t);
-	/* The directory, for its reader now, still the task it was. */
-	ret = fs_node(fs, ino, &dir, &dt);
-	if (ret == 0)
-		ret = req_node_view(req, &r, &dir);
-	if (ret == 0)
-		ret = record_check(&r, &dir, &dt);
+	/*
+	 * The directory, for its reader now, still the task it was: else
+	 * its listing is served as it was made, without entries (a
+	 * directory's listing outlives its task, as in procfs; and glibc
+	 * takes ENOENT from getdents for the end of a listing).
+	 */
+	dir_named = fs_node(fs, ino, &dir, &dt) == 0 &&
+		    req_node_view(req, &r, &dir) == 0 &&
+		    record_check(&r, &dir, &dt) == 0;
 	buf = malloc(size);
-	if (ret == 0 && !buf)
-		ret = -ENOMEM;
+	ret = buf ? 0 : -ENOMEM;
 	for (i = off < 0 ? count : (size_t)off; ret == 0 && i < count; i++) {
 		if (listing_entry(data + start[i], start[i + 1] - start[i],
 				  name, sizeof(name), &child, &mode) < 0) {
 			ret = -EIO;
 			break;
 		}
-		plus_entry(&r, &dir, ino, name, child, mode, &ep);
+		plus_entry(&r, dir_named ? &dir : NULL, ino, name, child, mode,
+			   &ep);
 		need = fuse_add_direntry_plus(req, buf + len, size - len, name,
 					      &ep, (off_t)(i + 1));
 		if (need > size - len || nnamed == sizeof(named) / 8) {
