@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -711,12 +710,6 @@ static void payer_put(struct record_payer *p)
 	p->reader = NULL;
 }
 
-/* What the block at @p costs: its usable size and malloc's header. */
-static size_t block_bytes(void *p)
-{
-	return p ? malloc_usable_size(p) + 2 * sizeof(size_t) : 0;
-}
-
 /* ---- operations --------------------------------------------------- */
 
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
@@ -893,8 +886,8 @@ static int text_charge(struct budget_reader *who, const struct node *n,
 		}
 	}
 	return budget_charge(who, node_ino(n),
-			     block_bytes(text_of(text)) +
-				     block_bytes(text->data) +
+			     budget_block_bytes(text_of(text)) +
+				     budget_block_bytes(text->data) +
 				     keep_cost(text->len) + extra,
 			     &text_of(text)->charge);
 }
@@ -1124,7 +1117,8 @@ static void adopt_listing(struct fs *fs, uint64_t handle, size_t len)
 
 	if (!l)
 		return;
-	adopt_charge(fs, handle, keep_cost(len) + block_bytes(l), &l->charge);
+	adopt_charge(fs, handle, keep_cost(len) + budget_block_bytes(l),
+		     &l->charge);
 	l->held.handle = handle;
 	hold(fs, &l->held, true);
 	__atomic_store_n(&fs->opened[handle_slot(handle)], &l->held,
@@ -1139,7 +1133,6 @@ struct fs_adopting {
 
 static void open_rewound(struct fs *fs, uint64_t fh);
 static void rewind_drop(void *ctx, const struct rewind *w);
-static size_t block_bytes(void *p);
 
 /* What a dead server had open: the inodes stay as they are. */
 static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
@@ -1190,7 +1183,8 @@ static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
 	text = text_new();
 	if (!text)
 		return;
-	adopt_charge(fs, handle, keep_cost(len) + block_bytes(text_of(text)),
+	adopt_charge(fs, handle,
+		     keep_cost(len) + budget_block_bytes(text_of(text)),
 		     &text_of(text)->charge);
 	text_held(text)->handle = handle;
 	hold(fs, text_held(text), false);
@@ -1221,8 +1215,8 @@ static void adopt_rewinds(struct fs *fs, struct adopted_rewinds *ar)
 		if (w.owned &&
 		    keep_get(fs->keep, w.handle, NULL, &len, NULL, NULL) == 0)
 			adopt_charge(fs, w.handle,
-				     keep_cost(len) +
-					     block_bytes(text_of(w.owned)),
+				     keep_cost(len) + budget_block_bytes(
+							      text_of(w.owned)),
 				     &text_of(w.owned)->charge);
 		switch (rewinds_put(fs->rw, ar->w[i].fh, &w, &old)) {
 		case 1:
@@ -2172,8 +2166,9 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (ret == 0)
 		ret = budget_charge(
 			who, node_ino(&n),
-			block_bytes(l) + block_bytes(l->entries.data) +
-				block_bytes(l->start) +
+			budget_block_bytes(l) +
+				budget_block_bytes(l->entries.data) +
+				budget_block_bytes(l->start) +
 				keep_cost((l->count + 2) * sizeof(uint64_t) +
 					  l->entries.len),
 			&l->charge);
