@@ -1742,6 +1742,12 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	reply_from_snapshot(req, len ? data + from : NULL, len);
 }
 
+static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	fs_release(req, ino, fi); /* an open directory is an open_file too */
+}
+
 /*
  * Nothing here can be changed. The mount is read-only, so the kernel
  * refuses most changes itself; these answer when it is mounted rw.
@@ -1870,7 +1876,7 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.release = fs_release,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,
-	.releasedir = fs_release,
+	.releasedir = fs_releasedir,
 	.setattr = fs_setattr,
 	.mknod = fs_mknod,
 	.mkdir = fs_mkdir,
