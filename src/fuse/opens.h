@@ -10,7 +10,7 @@
  * (rewinds.h), each snapshot an open_file of its own that no handle
  * names. opens_add() makes it whole or not at all; opens_close()
  * undoes all of it. A new member of an open file's state is a line
- * of struct open_file, made and undone there.
+ * of struct open_file, set by opens_add() and undone by opens_close().
  *
  * A content not yet opened (a lookup's, which inodes.h holds as its
  * struct rbuf) is an open_file too, its handle 0: open_file_new()
@@ -43,7 +43,7 @@
 #define OPENS_AREA_BYTES(slots) (16 * (size_t)(slots))
 
 struct open_file {
-	struct rbuf text; /* first: its content, until kept (inodes.h) */
+	struct rbuf text; /* its content until kept (inodes.h holds it) */
 	struct budget_charge charge; /* all the daemon holds for it */
 	uint64_t fh; /* its content's handle in the keep; 0: not kept */
 	uint64_t ino; /* the inode it holds open; 0: none (a directory) */
