@@ -17,13 +17,13 @@
  * its thread (rewinds.h). A directory's listing is made at opendir.
  * Each is charged to its reader's budget of memory (budget.h) while the
  * daemon holds it, and refused with ENOMEM past it; every content lives
- * in the keep (keep.h), where a successor of this server finds it.
- * Errors are -errno internally, passed straight through from the tree
+ * in the keep (keep.h), where a successor of this server finds it. An
+ * open file or directory is one object (opens.h), made by its open and
+ * undone by its release. Errors are -errno internally, passed straight through from the tree
  * and the engine, and replied as errno.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,7 +43,7 @@
 #include "keep.h"
 #include "log.h"
 #include "inodes.h"
-#include "rewinds.h"
+#include "opens.h"
 #include "render.h"
 #include "serve.h"
 #include "tree.h"
@@ -76,24 +76,10 @@ struct fs_dropper {
 	struct fs *busy; /* the mount whose name is being dropped */
 };
 
-/*
- * What an open file or directory holds until its release: listed, so
- * that what is still open when the daemon stops (a RELEASE the kernel
- * queued that no worker took) is freed with the mount.
- */
-struct fs_held {
-	struct fs_held *prev, *next;
-	bool listing; /* a struct fs_listing, else a struct fs_text */
-	uint64_t handle; /* its content's in the keep, the kernel's fh */
-};
-
 struct fs {
 	struct tree_env env;
-	pthread_mutex_t held_lock;
-	struct fs_held held; /* the list's head */
 	struct fuse_session *se;
 	struct inodes *ins; /* the inodes the kernel holds (inodes.h) */
-	struct rewinds *rw; /* the snapshots of rewound open files */
 	struct fs_dropper *dropper;
 	struct fs *next, *prev; /* in the dropper's ring */
 	bool registered; /* in it: from fs_new to fs_destroy */
@@ -105,13 +91,7 @@ struct fs {
 	struct record_name drop_queue[FS_DROP_QUEUE];
 	unsigned int drop_head, drop_count;
 	struct keep *keep; /* every open's content (keep.h) */
-	struct fs_held **opened; /* by keep slot: this server's opens */
-	struct keep_owner *owners; /* by keep slot, shared; NULL: none */
-	/* Atomic: the number of the last rewind's snapshot, which its
-	 * slot in the keep carries; a successor goes on from the highest
-	 * it finds, so that it knows which snapshot of a thread is its
-	 * last (adopt_rewinds()). */
-	uint32_t rewind_seq;
+	struct opens *opens; /* every open file and directory (opens.h) */
 	struct request_counts counts; /* env.counts */
 };
 
@@ -120,7 +100,6 @@ struct fs {
  * each starts; offsets are entry indices (tree_listing_slice()).
  */
 struct fs_listing {
-	struct fs_held held;
 	fuse_req_t req;
 	struct rbuf entries;
 	uint64_t *start; /* start[i]: entry i; start[count]: the end */
@@ -720,12 +699,6 @@ static void payer_put(struct record_payer *p)
 	p->reader = NULL;
 }
 
-/* What the block at @p costs: its usable size and malloc's header. */
-static size_t block_bytes(void *p)
-{
-	return p ? malloc_usable_size(p) + 2 * sizeof(size_t) : 0;
-}
-
 /* ---- operations --------------------------------------------------- */
 
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
@@ -817,80 +790,17 @@ static double entry_timeout(struct request *r, const struct node *n,
 }
 
 /* A file's content; inodes.h frees one it holds with text_free(). */
-struct fs_text {
-	struct rbuf buf; /* first */
-	struct fs_held held; /* while an open file holds it */
-	struct budget_charge charge; /* while the daemon holds it */
-	/* Atomic: how far an open's reads went from offset 0 on without a
-	 * gap since its open or its last rewind; READ_TO_END once at its
-	 * end (text_read()). */
-	uint64_t read_to;
-};
-
-#define READ_TO_END UINT64_MAX
-
-static struct rbuf *text_new(void)
-{
-	struct fs_text *t = malloc(sizeof(*t));
-
-	if (!t)
-		return NULL;
-	rbuf_init(&t->buf);
-	t->charge.reader = NULL;
-	t->charge.bytes = 0;
-	t->read_to = 0;
-	return &t->buf;
-}
-
-static struct fs_text *text_of(struct rbuf *text)
-{
-	return (struct fs_text *)(void *)text;
-}
-
-static struct fs_held *text_held(struct rbuf *text)
-{
-	return &text_of(text)->held;
-}
-
-static struct rbuf *held_text(struct fs_held *h)
-{
-	return &((struct fs_text *)(void *)((char *)h -
-					    offsetof(struct fs_text, held)))
-			->buf;
-}
-
-static void hold(struct fs *fs, struct fs_held *h, bool listing)
-{
-	h->listing = listing;
-	pthread_mutex_lock(&fs->held_lock);
-	h->next = fs->held.next;
-	h->prev = &fs->held;
-	h->next->prev = h;
-	fs->held.next = h;
-	pthread_mutex_unlock(&fs->held_lock);
-}
-
-static void unhold(struct fs *fs, struct fs_held *h)
-{
-	pthread_mutex_lock(&fs->held_lock);
-	h->prev->next = h->next;
-	h->next->prev = h->prev;
-	pthread_mutex_unlock(&fs->held_lock);
-}
-
 static void text_free(struct rbuf *text)
 {
-	if (text) {
-		budget_uncharge(&text_of(text)->charge);
-		rbuf_free(text);
-		free(text);
-	}
+	if (text)
+		open_file_free(open_file_of(text));
 }
 
 /*
  * Charge @text, node @n's content, to reader @who, at what it takes:
- * its buffer, and its copy in the keep (whole pages but for a content
- * of KEEP_INLINE bytes or less), with @extra bytes more (an entry of
+ * its buffer (until an open keeps it: the charge stays), and its copy
+ * in the keep (whole pages but for a content of KEEP_INLINE bytes or
+ * less), with @extra bytes more (an entry of
  * the snapshot table its open made). The buffer grew by doubling: a
  * large one gives back what it does not use first. 0, or -ENOMEM past
  * the budget.
@@ -908,10 +818,10 @@ static int text_charge(struct budget_reader *who, const struct node *n,
 		}
 	}
 	return budget_charge(who, node_ino(n),
-			     block_bytes(text_of(text)) +
-				     block_bytes(text->data) +
+			     budget_block_bytes(open_file_of(text)) +
+				     budget_block_bytes(text->data) +
 				     keep_cost(text->len) + extra,
-			     &text_of(text)->charge);
+			     &open_file_of(text)->charge);
 }
 
 /*
@@ -922,166 +832,23 @@ static int text_charge(struct budget_reader *who, const struct node *n,
 static int render_text(struct request *r, const struct node *n,
 		       struct rbuf **out)
 {
-	struct rbuf *text = text_new();
+	struct open_file *of = open_file_new();
 	int ret;
 
-	if (!text)
+	if (!of)
 		return -ENOMEM;
 	if (tree_grows(n))
 		serve_may_block();
-	ret = tree_render(r, n, text);
+	ret = tree_render(r, n, &of->text);
 	if (ret < 0) {
-		text_free(text);
+		open_file_free(of);
 		return ret;
 	}
-	*out = text;
+	*out = &of->text;
 	return 0;
 }
 
-/*
- * The keep (keep.h): every open file's and directory's content lives
- * there, under the handle the kernel is given as fh, so that a
- * successor of this server serves what this one opened; fs->opened
- * says, by the handle's slot, what this server holds for it (an open
- * a dead server made has nothing here).
- */
-static uint32_t handle_slot(uint64_t handle)
-{
-	return (uint32_t)handle - 1;
-}
-
-/*
- * Who each content of the keep is charged to, by its slot: in the
- * keep's record area after the records (fs_keep_create()), so that a
- * successor charges what it adopts to the reader who holds it
- * (adopt_charge()). Written before the content is committed.
- */
-struct keep_owner {
-	uint64_t ns; /* budget_reader_id()'s */
-	uint64_t who; /* OWNER_SET | (OWNER_HOST_ROOT) | uid; 0: nobody */
-};
-
-#define OWNER_SET (1ULL << 33)
-#define OWNER_HOST_ROOT (1ULL << 32)
-#define OWNERS_BYTES ((size_t)FS_KEEP_SLOTS * sizeof(struct keep_owner))
-
-/* Content @handle is charged in @c (or to nobody). */
-static void owner_set(struct fs *fs, uint64_t handle,
-		      const struct budget_charge *c)
-{
-	struct keep_owner *o;
-	uint64_t who = 0, ns = 0;
-	bool host_root;
-	uid_t uid;
-
-	if (!fs->owners || handle_slot(handle) >= FS_KEEP_SLOTS)
-		return;
-	o = &fs->owners[handle_slot(handle)];
-	if (c->reader) {
-		budget_reader_id(c->reader, &ns, &uid, &host_root);
-		who = OWNER_SET | (host_root ? OWNER_HOST_ROOT : 0) | uid;
-	}
-	__atomic_store_n(&o->ns, ns, __ATOMIC_RELAXED);
-	__atomic_store_n(&o->who, who, __ATOMIC_RELEASE);
-}
-
-/*
- * Charge @bytes, what this server holds of content @handle that a dead
- * one made, in *@c to the reader it was charged to, whatever its
- * budget says (it holds it already).
- */
-static void adopt_charge(struct fs *fs, uint64_t handle, size_t bytes,
-			 struct budget_charge *c)
-{
-	struct budget_reader *r;
-	uint64_t who, ns;
-
-	c->reader = NULL;
-	c->bytes = 0;
-	if (!fs->owners || handle_slot(handle) >= FS_KEEP_SLOTS)
-		return;
-	who = __atomic_load_n(&fs->owners[handle_slot(handle)].who,
-			      __ATOMIC_ACQUIRE);
-	ns = __atomic_load_n(&fs->owners[handle_slot(handle)].ns,
-			     __ATOMIC_RELAXED);
-	if (!(who & OWNER_SET))
-		return;
-	r = budget_reader_get(ns, (uid_t)who, (who & OWNER_HOST_ROOT) != 0);
-	budget_charge_held(r, bytes, c);
-	budget_reader_put(r);
-}
-
-/*
- * Keep @len bytes at @data for @h, an open of inode @ino, node @node,
- * charged in @c.
- */
-static int keep_open(struct fs *fs, struct fs_held *h, uint64_t ino,
-		     uint64_t node, const void *data, size_t len,
-		     const struct budget_charge *c, uint64_t *fh)
-{
-	if (keep_put(fs->keep, ino, node, data, len, fh) < 0)
-		return -ENOMEM;
-	h->handle = *fh;
-	if (handle_slot(*fh) < FS_KEEP_SLOTS)
-		__atomic_store_n(&fs->opened[handle_slot(*fh)], h,
-				 __ATOMIC_RELEASE);
-	owner_set(fs, *fh, c);
-	keep_commit(fs->keep, *fh);
-	return 0;
-}
-
-/*
- * The open @fh is closed: its content goes from the keep; what this
- * server holds for it, if it made it, is the caller's to free.
- */
-static struct fs_held *keep_close(struct fs *fs, uint64_t fh)
-{
-	struct fs_held *h = NULL;
-	uint32_t slot = handle_slot(fh);
-
-	if (slot < FS_KEEP_SLOTS) {
-		h = __atomic_load_n(&fs->opened[slot], __ATOMIC_ACQUIRE);
-		if (h && h->handle == fh)
-			__atomic_store_n(&fs->opened[slot], NULL,
-					 __ATOMIC_RELEASE);
-		else
-			h = NULL;
-	}
-	keep_drop(fs->keep, fh);
-	return h;
-}
-
-/*
- * A listing in the keep: its count, where each of its entries starts
- * (count + 1 numbers), then the entries; inode 0, which no file has.
- */
-static int keep_listing(struct fs *fs, struct fs_listing *l, uint64_t *fh)
-{
-	size_t head = (l->count + 2) * sizeof(uint64_t);
-	uint64_t *b = malloc(head + l->entries.len);
-	int ret;
-
-	if (!b)
-		return -ENOMEM;
-	b[0] = l->count;
-	if (l->count)
-		memcpy(b + 1, l->start, (l->count + 1) * sizeof(uint64_t));
-	else
-		b[1] = 0;
-	if (l->entries.len)
-		memcpy((char *)b + head, l->entries.data, l->entries.len);
-	ret = keep_open(fs, &l->held, 0, 0, b, head + l->entries.len,
-			&l->charge, fh);
-	free(b);
-	if (ret == 0) { /* served from the keep alone */
-		rbuf_free(&l->entries);
-		free(l->start);
-		l->start = NULL;
-	}
-	return ret;
-}
-
-/* A listing's parts, as keep_listing() laid them out. */
+/* A listing's parts, as listing_open() laid them out. */
 static int listing_parse(const char *data, size_t bytes, const uint64_t **start,
 			 size_t *count)
 {
@@ -1099,182 +866,21 @@ static int listing_parse(const char *data, size_t bytes, const uint64_t **start,
 	return 0;
 }
 
-/*
- * A rewind's snapshot in the keep: under the open's handle tagged, its
- * thread's pid in the low half of the inode number and the rewind's
- * number (fs->rewind_seq) in the high one.
- */
-static uint64_t rewind_ino(pid_t pid, uint32_t seq)
-{
-	return (uint64_t)seq << 32 | (uint32_t)pid;
-}
-
-/* The snapshots of rewinds a dead server left, before they are sorted. */
-struct adopted_rewinds {
-	struct adopted_rewind {
-		uint64_t fh, handle;
-		uint32_t seq;
-		pid_t pid;
-	} * w;
-	size_t count, cap;
-	bool short_of_memory;
-};
-
-/* The order in which the rewinds were taken (numbers wrap). */
-static int rewind_cmp(const void *a, const void *b)
-{
-	const struct adopted_rewind *x = a, *y = b;
-	int32_t d = (int32_t)(x->seq - y->seq);
-
-	return d < 0 ? -1 : d > 0;
-}
-
-/*
- * A dead server's open directory: served from the keep as it was
- * (fs_readdir()), held here for its charge until its releasedir.
- */
-static void adopt_listing(struct fs *fs, uint64_t handle, size_t len)
-{
-	struct fs_listing *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return;
-	adopt_charge(fs, handle, keep_cost(len) + block_bytes(l), &l->charge);
-	l->held.handle = handle;
-	hold(fs, &l->held, true);
-	__atomic_store_n(&fs->opened[handle_slot(handle)], &l->held,
-			 __ATOMIC_RELEASE);
-}
-
-/* What a server taking over adopts. */
-struct fs_adopting {
-	struct fs *fs;
-	struct adopted_rewinds rewinds;
-};
-
-static void open_rewound(struct fs *fs, uint64_t fh);
-static void rewind_drop(void *ctx, const struct rewind *w);
-static size_t block_bytes(void *p);
-
-/* What a dead server had open: the inodes stay as they are. */
-static void adopt_open(void *arg, uint64_t handle, uint64_t ino, uint64_t node)
-{
-	struct adopted_rewinds *ar = arg;
-	struct fs *fs = container_of(arg, struct fs_adopting, rewinds)->fs;
-	struct adopted_rewind *w;
-	struct rbuf *text;
-	size_t len = 0;
-	struct node n;
-
-	/* A rewound open's snapshot (rewind_take()), put in its place
-	 * once every one is known (adopt_rewinds()). */
-	if (node & KEEP_HANDLE_TAG) {
-		if (ar->count == ar->cap) {
-			size_t cap = ar->cap ? 2 * ar->cap : 64;
-
-			w = realloc(ar->w, cap * sizeof(*w));
-			if (!w) {
-				ar->short_of_memory = true;
-				keep_drop(fs->keep, handle);
-				return;
-			}
-			ar->w = w;
-			ar->cap = cap;
-		}
-		w = &ar->w[ar->count++];
-		w->fh = node & ~KEEP_HANDLE_TAG;
-		w->handle = handle;
-		w->pid = (pid_t)(uint32_t)ino;
-		w->seq = (uint32_t)(ino >> 32);
-		return;
-	}
-	if (keep_get(fs->keep, handle, NULL, &len, NULL, NULL) < 0 ||
-	    handle_slot(handle) >= FS_KEEP_SLOTS)
-		return;
-	if (!ino) {
-		adopt_listing(fs, handle, len);
-		return;
-	}
-	if ((node_id_rec(node) ? inodes_node(fs->ins, node, &n, NULL) :
-				 tree_node(node, &n)) < 0)
-		return;
-	inodes_adopt(fs->ins, ino, &n, len);
-	/* Held as this server's own opens are, so that its reads know
-	 * whether it was read to its end (fs_read()), and charged to its
-	 * reader again: the content stays the keep's. */
-	text = text_new();
-	if (!text)
-		return;
-	adopt_charge(fs, handle, keep_cost(len) + block_bytes(text_of(text)),
-		     &text_of(text)->charge);
-	text_held(text)->handle = handle;
-	hold(fs, text_held(text), false);
-	__atomic_store_n(&fs->opened[handle_slot(handle)], text_held(text),
-			 __ATOMIC_RELEASE);
-}
-
-/*
- * The rewinds a dead server left, in the order they were taken: each
- * thread's last is the one it goes on reading, and an open rewound is
- * one whose next read at offset 0 takes a new snapshot (open_rewinds()),
- * as it would have in the dead server: never the open's own, older
- * content again, nor the rest of another snapshot after the start of
- * this one. Numbers go on from the last.
- */
-static void adopt_rewinds(struct fs *fs, struct adopted_rewinds *ar)
-{
-	struct rewind w = { 0, 0, NULL }, old;
-	size_t i, len = 0;
-
-	if (ar->count)
-		qsort(ar->w, ar->count, sizeof(*ar->w), rewind_cmp);
-	for (i = 0; i < ar->count; i++) {
-		w.pid = ar->w[i].pid;
-		w.handle = ar->w[i].handle;
-		/* Its charge, to its reader again. */
-		w.owned = text_new();
-		if (w.owned &&
-		    keep_get(fs->keep, w.handle, NULL, &len, NULL, NULL) == 0)
-			adopt_charge(fs, w.handle,
-				     keep_cost(len) +
-					     block_bytes(text_of(w.owned)),
-				     &text_of(w.owned)->charge);
-		switch (rewinds_put(fs->rw, ar->w[i].fh, &w, &old)) {
-		case 1:
-			rewind_drop(fs, &old);
-			break;
-		case 0:
-			break;
-		default: /* out of memory: the open's own content serves */
-			rewind_drop(fs, &w);
-			continue;
-		}
-		open_rewound(fs, ar->w[i].fh);
-		fs->rewind_seq = ar->w[i].seq;
-	}
-	if (ar->short_of_memory)
-		log_msg(LOG_WARNING, "rewinds of open files lost to a lack of "
-				     "memory at the takeover: their next reads "
-				     "at offset 0 take new snapshots");
-	free(ar->w);
-}
-
 void fs_set_view_record(struct fs *fs, struct view_record *record)
 {
 	views_set_record(fs->env.views, record);
 }
 
+/* The keep's record area: the inode records, then the opens' owners. */
+#define OWNERS_BYTES OPENS_AREA_BYTES(FS_KEEP_SLOTS)
+
 int fs_set_keep(struct fs *fs, int fd)
 {
-	struct fs_adopting a = { fs, { NULL, 0, 0, false } };
 	struct inodes *ins;
+	void *area, *owners = NULL;
 	size_t bytes;
-	void *area;
 	int ret;
 
-	fs->opened = calloc(FS_KEEP_SLOTS, sizeof(*fs->opened));
-	if (!fs->opened)
-		return -ENOMEM;
 	ret = keep_map(fd, &fs->keep);
 	if (ret < 0)
 		return ret;
@@ -1284,16 +890,16 @@ int fs_set_keep(struct fs *fs, int fd)
 	/* Who each content is charged to, after the records, where a
 	 * keep made by this version has room for it. */
 	if (area && bytes >= RECORDS_AREA_BYTES + OWNERS_BYTES) {
-		fs->owners = (struct keep_owner *)(void *)((char *)area +
-							   RECORDS_AREA_BYTES);
+		owners = (char *)area + RECORDS_AREA_BYTES;
 		bytes = RECORDS_AREA_BYTES;
 	}
 	ret = inodes_new(fs->env.views, area, bytes, text_free, &ins);
 	if (ret < 0)
 		return ret;
 	__atomic_store_n(&fs->ins, ins, __ATOMIC_RELEASE);
-	keep_each(fs->keep, adopt_open, &a.rewinds);
-	adopt_rewinds(fs, &a.rewinds);
+	ret = opens_new(fs->keep, FS_KEEP_SLOTS, ins, owners, &fs->opens);
+	if (ret < 0)
+		return ret;
 	return 0;
 }
 
@@ -1831,22 +1437,26 @@ static int open_again(fuse_req_t req, fuse_ino_t ino, const struct node *n,
 	return ret;
 }
 
-static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/*
+ * The content of an open of file inode @ino, node *@n, with the inode
+ * held open (inodes_open()): its lookup's, or rendered afresh
+ * (open_again()). Nothing is held on failure.
+ */
+static int open_content(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi, struct node *n,
+			struct rbuf **text)
 {
 	struct fs *fs = req_fs(req);
-	struct rbuf *text = NULL;
 	struct record_task t;
-	struct node n;
 	int ret;
 
 	__atomic_add_fetch(&fs->counts.opens, 1, __ATOMIC_RELAXED);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		ret = -EROFS;
-	else
-		ret = file_node(fs, ino, &n, &t);
+		return -EROFS;
+	ret = file_node(fs, ino, n, &t);
 	if (ret == 0)
-		ret = inodes_open(fs->ins, ino, &n, fuse_req_ctx(req)->pid,
-				  &text);
+		ret = inodes_open(fs->ins, ino, n, fuse_req_ctx(req)->pid,
+				  text);
 	if (ret == 0 || ret == 2) {
 		/*
 		 * The lookup's content, of the size the lookup told: the
@@ -1859,34 +1469,33 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * have kept the smaller size (inodes.h): it grows.
 		 */
 		if (ret == 2)
-			grow_size(fs, ino, text);
-		ret = 0;
+			grow_size(fs, ino, *text);
 		fi->direct_io = 1;
 		fi->keep_cache = 0;
-	} else if (ret == 1 &&
-		   (ret = open_again(req, ino, &n, &t, fi, &text)) < 0) {
+		return 0;
+	}
+	if (ret == 1 && (ret = open_again(req, ino, n, &t, fi, text)) < 0)
 		inodes_release(fs->ins, ino);
-	}
-	if (ret < 0) {
+	return ret;
+}
+
+/* The open file is one object (opens.h), made whole or not at all. */
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = req_fs(req);
+	struct rbuf *text = NULL;
+	struct node n;
+	int ret;
+
+	ret = open_content(req, ino, fi, &n, &text);
+	if (ret == 0)
+		ret = opens_add(fs->opens, open_file_of(text), ino, node_id(&n),
+				&fi->fh);
+	if (ret < 0)
 		reply_error(req, -ret);
-		return;
-	}
-	ret = keep_open(fs, text_held(text), ino, node_id(&n), text->data,
-			text->len, &text_of(text)->charge, &fi->fh);
-	if (ret < 0) {
-		text_free(text);
-		inodes_release(fs->ins, ino);
-		reply_error(req, -ret);
-		return;
-	}
-	hold(fs, text_held(text), false);
-	if (fuse_reply_open(req, fi) != 0) {
+	else if (fuse_reply_open(req, fi) != 0)
 		/* The opener was interrupted: no release will come. */
-		unhold(fs, text_held(text));
-		keep_close(fs, fi->fh);
-		text_free(text);
-		inodes_release(fs->ins, ino);
-	}
+		opens_close(fs->opens, fi->fh);
 }
 
 /*
@@ -1899,131 +1508,47 @@ reply_from_snapshot(fuse_req_t req, const char *data, size_t size)
 	fuse_reply_buf(req, data, size);
 }
 
-/* Serve @size bytes at @off of a file's text: any offset, any size. */
-static void reply_snapshot(fuse_req_t req, const struct rbuf *b, size_t size,
-			   off_t off)
-{
-	if (off < 0) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if ((uint64_t)off >= b->len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > b->len - (size_t)off)
-		size = b->len - (size_t)off;
-	reply_from_snapshot(req, b->data + off, size);
-}
-
-/* What a read serves from a snapshot in the keep. */
+/* A read, answered from a snapshot of a file's text (opens_read()). */
 struct fs_reading {
 	fuse_req_t req;
-	struct fs *fs;
-	uint64_t fh; /* the open file read */
 	size_t size;
 	off_t off;
 };
 
-/* The content of open @fh of this server, or NULL (a dead server's). */
-static struct fs_text *open_text(struct fs *fs, uint64_t fh)
-{
-	uint32_t slot = handle_slot(fh);
-	struct fs_held *h;
-
-	if (slot >= FS_KEEP_SLOTS)
-		return NULL;
-	h = __atomic_load_n(&fs->opened[slot], __ATOMIC_ACQUIRE);
-	if (!h || h->listing || h->handle != fh)
-		return NULL;
-	return text_of(held_text(h));
-}
-
-/*
- * Open @t served @size bytes at @off of a snapshot of @len bytes: its
- * part read without a gap from offset 0 grows when the read starts
- * within it, and is READ_TO_END once it reaches the end. Reads that
- * the kernel sent together (a read(2) longer than a request, the page
- * cache's readahead) come in any order: the end of the content read
- * before its start, which the kernel asked for first, is no end yet.
- */
-static void text_read(struct fs_text *t, uint64_t off, size_t size,
-		      uint64_t len)
-{
-	uint64_t to = __atomic_load_n(&t->read_to, __ATOMIC_ACQUIRE);
-	uint64_t end = off + size >= len ? READ_TO_END : off + size;
-
-	while (off <= to && end > to &&
-	       !__atomic_compare_exchange_n(&t->read_to, &to, end, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;
-}
-
-static void serve_handle(void *ctx, uint64_t handle)
+/* Serve @size bytes at @off of the @len at @data: any offset, any size. */
+static void reply_snapshot(void *ctx, const char *data, size_t len)
 {
 	struct fs_reading *rd = ctx;
-	struct rbuf b = { 0 };
-	struct fs_text *t;
-	const char *data;
+	size_t size = rd->size;
 
-	if (keep_get(rd->fs->keep, handle, &data, &b.len, NULL, NULL) < 0) {
-		fuse_reply_err(rd->req, EIO); /* a handle never given */
+	if (rd->off < 0) {
+		fuse_reply_err(rd->req, EINVAL);
 		return;
 	}
-	b.data = (char *)(uintptr_t)data;
-	if (rd->off >= 0 && (t = open_text(rd->fs, rd->fh)))
-		text_read(t, (uint64_t)rd->off, rd->size, b.len);
-	reply_snapshot(rd->req, &b, rd->size, rd->off);
+	if ((uint64_t)rd->off >= len) {
+		fuse_reply_buf(rd->req, NULL, 0);
+		return;
+	}
+	if (size > len - (size_t)rd->off)
+		size = len - (size_t)rd->off;
+	reply_from_snapshot(rd->req, data + rd->off, size);
 }
 
-/*
- * Whether a read at offset 0 of open @fh is a rewind, which takes a new
- * snapshot: once the snapshot its reader read was read from offset 0
- * to its end without a gap (text_read()). A read at offset 0 before
- * that (the first, or the page cache reading its first page again, or
- * a reader that reads the start twice) is served from the snapshot it
- * has. An open a dead server made is not
- * known here: each of its reads at offset 0 takes a new snapshot.
- */
-static bool open_rewinds(struct fs *fs, uint64_t fh)
+/* A read by thread @pid of open @fh, from the snapshot it reads. */
+static void read_open(fuse_req_t req, uint64_t fh, pid_t pid, size_t size,
+		      off_t off)
 {
-	struct fs_text *t = open_text(fs, fh);
-	uint64_t end;
+	struct fs_reading rd = { req, size, off };
+	int ret = opens_read(req_fs(req)->opens, fh, pid, off, size,
+			     reply_snapshot, &rd);
 
-	if (!t)
-		return true;
-	end = READ_TO_END;
-	return __atomic_compare_exchange_n(&t->read_to, &end, 0, false,
-					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
-/* Open @fh's next read at offset 0 takes a new snapshot again. */
-static void open_rewound(struct fs *fs, uint64_t fh)
-{
-	struct fs_text *t = open_text(fs, fh);
-
-	if (t)
-		__atomic_store_n(&t->read_to, READ_TO_END, __ATOMIC_RELEASE);
-}
-
-static void rewind_drop(void *ctx, const struct rewind *w)
-{
-	struct fs *fs = ctx;
-
-	keep_drop(fs->keep, w->handle);
-	text_free(w->owned);
-}
-
-static void rewind_forget(void *ctx, const struct rewind *w)
-{
-	(void)ctx;
-	text_free(w->owned);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
 }
 
 /*
  * A new snapshot of file @n for the reader of @r, rewinding inode
- * @ino's open @fh, kept (the keep, under the open's handle tagged, and
- * the reading thread's pid) and recorded as that thread's (rewinds.h).
+ * @ino's open @fh, kept as the reading thread's (opens_rewind()).
  * When it is longer than the kernel may think the inode is, the size
  * grows first, as at an open without a lookup (open_again()).
  */
@@ -2031,10 +1556,8 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 		       const struct node *n, size_t size)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
-	struct rewind w = { r->pid, 0, NULL }, old;
 	struct budget_reader *who;
 	struct rbuf *text;
-	uint32_t seq;
 	int ret;
 
 	who = req_admit(r, n, &ret);
@@ -2044,28 +1567,12 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	budget_reader_put(who);
 	if (ret < 0)
 		return ret;
-	seq = __atomic_add_fetch(&fs->rewind_seq, 1, __ATOMIC_RELAXED);
-	if (keep_put(fs->keep, rewind_ino(r->pid, seq), KEEP_HANDLE_TAG | fh,
-		     text->data, text->len, &w.handle) < 0) {
-		text_free(text);
-		return -ENOMEM;
-	}
-	owner_set(fs, w.handle, &text_of(text)->charge);
-	keep_commit(fs->keep, w.handle);
-	w.owned = text;
-	ret = rewinds_put(fs->rw, fh, &w, &old);
-	if (ret < 0) {
-		rewind_drop(fs, &w);
-		return ret;
-	}
-	if (ret == 1)
-		rewind_drop(fs, &old);
 	/* Not from a read of the page that holds its last byte, which the
 	 * kernel holds locked till the reply: a read(2) of direct_io
 	 * needs no size, and the page cache reads the first page again
 	 * only when the kernel dropped it (see the README). */
 	told_afresh(r, ino, n, text, text->len > size);
-	return 0;
+	return opens_rewind(fs->opens, fh, r->pid, open_file_of(text));
 }
 
 /*
@@ -2077,10 +1584,10 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
  * offset 0 asks again (ENOENT every time once the task is gone), never
  * serving an older snapshot.
  */
-static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
-			 uint64_t fh)
+static void read_rewound(fuse_req_t req, fuse_ino_t ino, uint64_t fh,
+			 size_t size)
 {
-	struct fs *fs = rd->fs;
+	struct fs *fs = req_fs(req);
 	struct record_task t;
 	struct request r;
 	uint64_t node;
@@ -2098,13 +1605,14 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 	if (ret == 0)
 		ret = req_check_named(&r, &n);
 	if (ret == 0)
-		ret = rewind_take(&r, ino, fh, &n, rd->size);
+		ret = rewind_take(&r, ino, fh, &n, size);
 	req_end(&r);
 	if (ret < 0) {
-		open_rewound(fs, fh);
+		opens_rewind_again(fs->opens, fh);
 		reply_error(req, -ret);
-	} else if (!rewinds_serve(fs->rw, fh, r.pid, serve_handle, rd))
-		fuse_reply_err(req, EIO);
+	} else {
+		read_open(req, fh, r.pid, size, 0);
+	}
 }
 
 /*
@@ -2115,31 +1623,20 @@ static void read_rewound(fuse_req_t req, fuse_ino_t ino, struct fs_reading *rd,
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct fs_reading rd = { req, req_fs(req), fi->fh, size, off };
+	struct fs *fs = req_fs(req);
 
-	if (off == 0 && open_rewinds(rd.fs, fi->fh))
-		read_rewound(req, ino, &rd, fi->fh);
-	else if (!rewinds_serve(rd.fs->rw, fi->fh, fuse_req_ctx(req)->pid,
-				serve_handle, &rd))
-		serve_handle(&rd, fi->fh);
+	if (off == 0 && opens_is_rewind(fs->opens, fi->fh))
+		read_rewound(req, ino, fi->fh, size);
+	else
+		read_open(req, fi->fh, fuse_req_ctx(req)->pid, size, off);
 }
 
+/* An open file or directory is closed: all it held goes (opens.h). */
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct fs *fs = req_fs(req);
-	struct fs_held *h = keep_close(fs, fi->fh);
-	struct rewind w[REWINDS_PER_OPEN];
-	size_t n;
-
-	if (h) {
-		unhold(fs, h);
-		text_free(held_text(h));
-	}
-	n = rewinds_close(fs->rw, fi->fh, w);
-	while (n)
-		rewind_drop(fs, &w[--n]);
-	inodes_release(fs->ins, ino);
+	(void)ino;
+	opens_close(req_fs(req)->opens, fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -2215,6 +1712,41 @@ static void listing_free(struct fs_listing *l)
 	free(l);
 }
 
+/*
+ * A listing in the keep, as an open directory (opens.h) of inode 0,
+ * which no file has: its count, where each of its entries starts
+ * (count + 1 numbers), then the entries, charged as @l was. Frees @l.
+ * 0, or -ENOMEM.
+ */
+static int listing_open(struct fs *fs, struct fs_listing *l, uint64_t *fh)
+{
+	size_t head = (l->count + 2) * sizeof(uint64_t);
+	struct open_file *of = open_file_new();
+	uint64_t *b;
+	int ret = -ENOMEM;
+
+	if (of && rbuf_reserve(&of->text, head + l->entries.len) == 0) {
+		b = (uint64_t *)(void *)of->text.data;
+		b[0] = l->count;
+		if (l->count)
+			memcpy(b + 1, l->start,
+			       (l->count + 1) * sizeof(uint64_t));
+		else
+			b[1] = 0;
+		if (l->entries.len)
+			memcpy((char *)b + head, l->entries.data,
+			       l->entries.len);
+		of->text.len = head + l->entries.len;
+		of->charge = l->charge;
+		l->charge.reader = NULL;
+		ret = opens_add(fs->opens, of, 0, 0, fh);
+	} else {
+		open_file_free(of);
+	}
+	listing_free(l);
+	return ret;
+}
+
 /* The listing is made here, once: readdir serves it at any offset. */
 static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -2253,35 +1785,25 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino,
 		l->req = NULL;
 	}
 	/* Held until releasedir: charged to its reader, its copy in the
-	 * keep too (keep_listing()). */
+	 * keep too (listing_open()). */
 	if (ret == 0)
 		ret = budget_charge(
 			who, node_ino(&n),
-			block_bytes(l) + block_bytes(l->entries.data) +
-				block_bytes(l->start) +
+			budget_block_bytes(l) +
+				budget_block_bytes(l->entries.data) +
+				budget_block_bytes(l->start) +
 				keep_cost((l->count + 2) * sizeof(uint64_t) +
 					  l->entries.len),
 			&l->charge);
 	budget_reader_put(who);
-	if (ret < 0) {
-		if (l)
-			listing_free(l);
-		reply_error(req, -ret);
-		goto out;
-	}
-	ret = keep_listing(req_fs(req), l, &fi->fh);
-	if (ret < 0) {
+	if (ret == 0)
+		ret = listing_open(req_fs(req), l, &fi->fh);
+	else if (l)
 		listing_free(l);
+	if (ret < 0)
 		reply_error(req, -ret);
-		goto out;
-	}
-	hold(req_fs(req), &l->held, true);
-	if (fuse_reply_open(req, fi) != 0) {
-		unhold(req_fs(req), &l->held);
-		keep_close(req_fs(req), fi->fh);
-		listing_free(l);
-	}
-out:
+	else if (fuse_reply_open(req, fi) != 0)
+		opens_close(req_fs(req)->opens, fi->fh);
 	req_end(&r);
 }
 
@@ -2445,15 +1967,7 @@ out:
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	struct fs *fs = req_fs(req);
-	struct fs_held *h = keep_close(fs, fi->fh);
-
-	(void)ino;
-	if (h) {
-		unhold(fs, h);
-		listing_free((struct fs_listing *)(void *)h);
-	}
-	fuse_reply_err(req, 0);
+	fs_release(req, ino, fi); /* an open directory is an open_file too */
 }
 
 /*
@@ -2613,10 +2127,6 @@ int fs_new(struct engine *engine, struct views *views,
 
 	if (!fs)
 		return -ENOMEM;
-	if (rewinds_new(&fs->rw) < 0) {
-		free(fs);
-		return -ENOMEM;
-	}
 	fs->env.engine = engine;
 	fs->env.views = views;
 	fs->env.counts = &fs->counts;
@@ -2624,8 +2134,6 @@ int fs_new(struct engine *engine, struct views *views,
 	fs->env.uid = getuid();
 	fs->env.gid = getgid();
 	fs->dropper = dropper;
-	pthread_mutex_init(&fs->held_lock, NULL);
-	fs->held.next = fs->held.prev = &fs->held;
 	pthread_mutex_lock(&dropper->lock);
 	if (dropper->mounts) {
 		fs->next = dropper->mounts->next;
@@ -2680,20 +2188,9 @@ void fs_free(struct fs *fs)
 	if (!fs)
 		return;
 	fs_destroy(fs);
-	while (fs->held.next != &fs->held) {
-		struct fs_held *h = fs->held.next;
-
-		unhold(fs, h);
-		if (h->listing)
-			listing_free((struct fs_listing *)(void *)h);
-		else
-			text_free(held_text(h));
-	}
-	pthread_mutex_destroy(&fs->held_lock);
-	inodes_free(fs->ins);
 	/* Their contents stay in the keep, for a successor. */
-	rewinds_free(fs->rw, rewind_forget, NULL);
+	opens_free(fs->opens);
+	inodes_free(fs->ins);
 	keep_unmap(fs->keep);
-	free(fs->opened);
 	free(fs);
 }

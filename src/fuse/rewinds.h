@@ -1,6 +1,6 @@
 /*
- * rewinds: the snapshots that open files took when read again from
- * offset 0 (README, "Names and rewinds"), by open file and reading thread.
+ * rewinds: the snapshots that an open file took when read again from
+ * offset 0 (README, "Names and rewinds"), by reading thread.
  *
  * An open file's reads are served from the content its open took until
  * they read it from offset 0 to its end without a gap; a read at offset
@@ -12,15 +12,17 @@
  * open's last one. An open file holds at most REWINDS_PER_OPEN of them:
  * a new thread's rewind replaces the oldest thread's.
  *
- * The table maps each open file (the handle its open got, fh) to its
- * threads' snapshots: their handles in the keep and what the caller
- * keeps with each (its memory charged to its reader, or NULL). The
- * caller frees what the table gives back (a replaced snapshot, an open
- * file's at its release) once no call serves it any more: rewinds_serve()
- * holds the table's lock while it serves one, so a snapshot taken out
- * of the table is served by nobody once the call that took it returns.
+ * A struct rewinds is one open file's (opens.h holds it with the open
+ * file, from its first rewind on): its threads' snapshots, their
+ * handles in the keep and what the caller keeps with each (its memory
+ * charged to its reader, or NULL). The caller frees what it gives back
+ * (a replaced snapshot, the open file's at rewinds_free()) once no call
+ * serves it any more: rewinds_serve() holds the open file's lock while
+ * it serves one, so a snapshot taken out is served by nobody once the
+ * call that took it returns.
  *
- * Thread safety: every function may be called from any thread.
+ * Thread safety: every function but rewinds_free() may be called from
+ * any thread; each struct rewinds has a lock of its own.
  */
 #ifndef TIMINGFS_REWINDS_H
 #define TIMINGFS_REWINDS_H
@@ -40,39 +42,31 @@ struct rewind {
 
 struct rewinds;
 
-/* rewinds_new - an empty table: 0, or -ENOMEM. */
+/* rewinds_new - an open file's rewinds, none yet: 0, or -ENOMEM. */
 int rewinds_new(struct rewinds **out);
 
 /*
- * rewinds_free - release @rw; what it still holds is passed to @drop
- * first. NULL allowed.
+ * rewinds_free - release @rw, the open file is closed; what it still
+ * holds is passed to @drop first. NULL allowed. No other call on @rw
+ * may be under way.
  */
 void rewinds_free(struct rewinds *rw,
 		  void (*drop)(void *ctx, const struct rewind *w), void *ctx);
 
 /*
- * rewinds_put - thread @w->pid of open file @fh took snapshot @w; the
- * one it replaces (the thread's last, or the oldest thread's when the
- * open holds REWINDS_PER_OPEN), if any, into *@old: 1, or 0 when none
- * is replaced; -ENOMEM (nothing changed).
+ * rewinds_put - thread @w->pid took snapshot @w; the one it replaces
+ * (the thread's last, or the oldest thread's when the open holds
+ * REWINDS_PER_OPEN), if any, into *@old: 1, or 0 when none is replaced.
  */
-int rewinds_put(struct rewinds *rw, uint64_t fh, const struct rewind *w,
-		struct rewind *old);
+int rewinds_put(struct rewinds *rw, const struct rewind *w, struct rewind *old);
 
 /*
- * rewinds_serve - for a read by thread @pid of open file @fh at an
- * offset other than 0: @fn(@ctx, handle) with the handle of its last
- * rewind's snapshot, else of the open file's last rewind's, under the
- * table's lock; 1 when it called @fn, 0 when the open file was never
- * rewound (its open's content is the one to serve).
+ * rewinds_serve - for a read by thread @pid at an offset other than 0:
+ * @fn(@ctx, handle) with the handle of its last rewind's snapshot, else
+ * of the open file's last rewind's, under @rw's lock; 1 when it called
+ * @fn, 0 when @rw holds none.
  */
-int rewinds_serve(struct rewinds *rw, uint64_t fh, pid_t pid,
+int rewinds_serve(struct rewinds *rw, pid_t pid,
 		  void (*fn)(void *ctx, uint64_t handle), void *ctx);
-
-/*
- * rewinds_close - open file @fh is released: its snapshots, up to
- * REWINDS_PER_OPEN into @out, their count.
- */
-size_t rewinds_close(struct rewinds *rw, uint64_t fh, struct rewind *out);
 
 #endif

@@ -5,6 +5,7 @@
  * counters, charged and given back without the lock.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -251,4 +252,9 @@ void budget_uncharge(struct budget_charge *c)
 	budget_reader_put(c->reader);
 	c->reader = NULL;
 	c->bytes = 0;
+}
+
+size_t budget_block_bytes(void *p)
+{
+	return p ? malloc_usable_size(p) + 2 * sizeof(size_t) : 0;
 }

@@ -129,4 +129,10 @@ void budget_reader_id(const struct budget_reader *r, uint64_t *ns, uid_t *uid,
  * charge is allowed. */
 void budget_uncharge(struct budget_charge *c);
 
+/*
+ * budget_block_bytes - what the heap block at @p (from malloc()) costs
+ * a charge: its usable size and malloc's header; 0 for NULL.
+ */
+size_t budget_block_bytes(void *p);
+
 #endif
