@@ -1193,9 +1193,11 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	 * reads met; a directory's before.
 	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
-		__atomic_add_fetch(&fs->counts.lookups, 1, __ATOMIC_RELAXED);
-		if (dir.rec)
+		if (dir.rec) {
+			__atomic_add_fetch(&fs->counts.lookups, 1,
+					   __ATOMIC_RELAXED);
 			record_use(&r, &dir, &dt);
+		}
 		ret = lookup_file(&r, &n, &ep);
 		ep.attr_timeout = FS_TIMEOUT_S;
 		if (ret == 0 && dir.rec && record_judge(&r, &dir, &dt) < 0) {
@@ -1450,10 +1452,11 @@ static int open_content(fuse_req_t req, fuse_ino_t ino,
 	struct record_task t;
 	int ret;
 
-	__atomic_add_fetch(&fs->counts.opens, 1, __ATOMIC_RELAXED);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		return -EROFS;
 	ret = file_node(fs, ino, n, &t);
+	if (ret == 0 && n->rec)
+		__atomic_add_fetch(&fs->counts.opens, 1, __ATOMIC_RELAXED);
 	if (ret == 0)
 		ret = inodes_open(fs->ins, ino, n, fuse_req_ctx(req)->pid,
 				  text);
@@ -1649,13 +1652,14 @@ static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	inodes_forget(fs->ins, ino, nlookup);
 }
 
-/* The kernel forgets inode @ino: counted when it is a file's. */
+/* The kernel forgets inode @ino: counted when it is a file's below
+ * proc/. */
 static void kernel_forgets(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct node n;
 
-	if (snapshot_ino(ino) || (inodes_node(fs->ins, ino, &n, NULL) == 0 &&
-				  S_ISREG(tree_mode(&n))))
+	if (inodes_node(fs->ins, ino, &n, NULL) == 0 && n.rec &&
+	    S_ISREG(tree_mode(&n)))
 		__atomic_add_fetch(&fs->counts.forgets, 1, __ATOMIC_RELAXED);
 	forget_one(fs, ino, nlookup);
 }

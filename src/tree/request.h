@@ -24,9 +24,10 @@
 
 /* What every request shares: set up once, read-only while serving. */
 /*
- * What the kernel asked of a mount's files since its server started,
- * counted by the FUSE layer (atomic): names looked up, inodes
- * forgotten (a lookup the kernel dropped), opens.
+ * What the kernel asked of a mount's files below proc/ since its
+ * server started, counted by the FUSE layer (atomic): names looked up,
+ * inodes forgotten (a lookup the kernel dropped), opens. (Not info's
+ * own: its readers would see it change at each read.)
  */
 struct request_counts {
 	uint64_t lookups, forgets, opens;
