@@ -445,7 +445,7 @@ static void test_inode_files(struct views *vs)
 	struct node p = { .kind = K_TGID, .view = 7, .num = { 51 } }, q, f, g;
 	struct record_task t = { .pid = 1051, .start = 300, .parent = 5 };
 	struct inodes *in = NULL;
-	struct snapshot_idle idle;
+	struct extras_idle idle;
 	struct owner o = { 0, 0 }, og;
 	struct rbuf *text;
 	uint64_t ino = 0, again = 0, size = 0;

@@ -9,18 +9,20 @@
  * (task_exited()), so that a walk after that looks the number up
  * afresh.
  *
- * A file's content is rendered when a path walk looks it up, into a
- * snapshot that is an inode of its own (inodes.h); the open that
- * follows takes it, its first read at offset 0 and every read at
- * another offset, of any size, by read(2) or through the page cache,
- * are served from it; a later read at offset 0 takes a new snapshot for
- * its thread (rewinds.h). A directory's listing is made at opendir.
+ * A file's content is rendered when a path walk looks it up (a value
+ * file's name is then kept, its inode always the same; a table's
+ * inode is new at each lookup: inodes.h), or at an open that comes
+ * without a lookup; the open takes it, its first read at offset 0 and
+ * every read at another offset, of any size, by read(2) or through the
+ * page cache, are served from it; a later read at offset 0 takes a new
+ * snapshot for its thread (rewinds.h). A directory's listing is made
+ * at opendir, and READDIRPLUS answers its directories' lookups.
  * Each is charged to its reader's budget of memory (budget.h) while the
  * daemon holds it, and refused with ENOMEM past it; every content lives
  * in the keep (keep.h), where a successor of this server finds it. An
  * open file or directory is one object (opens.h), made by its open and
- * undone by its release. Errors are -errno internally, passed straight through from the tree
- * and the engine, and replied as errno.
+ * undone by its release. Errors are -errno internally, passed straight
+ * through from the tree and the engine, and replied as errno.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -415,9 +417,9 @@ static void drop_names(struct fs *fs, const struct record_name *n, size_t count)
 }
 
 /* Queue the names of the idle extra inodes a sweep found. */
-static void drop_idle_extras(struct fs *fs, const struct snapshot_idle *idle)
+static void drop_idle_extras(struct fs *fs, const struct extras_idle *idle)
 {
-	struct record_name rn[SNAPSHOT_SWEEP_MAX];
+	struct record_name rn[EXTRAS_SWEEP_MAX];
 	unsigned int i;
 
 	for (i = 0; i < idle->count; i++)
@@ -939,10 +941,11 @@ static bool checks_shared(struct request *r)
 }
 
 /*
- * The entry of file @n: a new snapshot of its content, an inode whose
- * size is the content's (inodes.h). Its name is looked up again at
- * every path walk, so that no two walks share its page cache; its path
- * is checked as a cached dentry was, once in FS_TIMEOUT_S.
+ * The entry of file @n: its content made now, for the open that
+ * follows, and an inode whose size is that content's (inodes.h): a
+ * value file's own, kept as its directory's name is; a table's new,
+ * looked up again at every walk. Its path is checked once in
+ * PATH_CHECKED_MS, where the access rules allow (checks_shared()).
  */
 static int lookup_file(struct request *r, const struct node *n,
 		       struct fuse_entry_param *ep)
@@ -950,7 +953,7 @@ static int lookup_file(struct request *r, const struct node *n,
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
 	struct budget_reader *who;
 	struct record_payer payer;
-	struct snapshot_idle idle;
+	struct extras_idle idle;
 	struct rbuf *text;
 	struct owner o;
 	struct node dir;
@@ -1088,7 +1091,7 @@ static void reply_error(fuse_req_t req, int err)
 }
 
 /* Tell the kernel node @n, whose lookups are counted (records, or the
- * snapshots' extra inodes). */
+ * tables' extra inodes). */
 static void lookup_reply(struct request *r, const struct node *n,
 			 struct fuse_entry_param *ep)
 {
@@ -1143,7 +1146,7 @@ task:
 	/*
 	 * A process or thread: the instance that has the number now, its
 	 * record, and its path checked as a lookup in it last found it,
-	 * less than SNAPSHOT_CHECKED_MS ago (a listing's every entry, a
+	 * less than PATH_CHECKED_MS ago (a listing's every entry, a
 	 * walk's every name), else now.
 	 */
 	ret = task_identity(r, n, &start);
@@ -1295,8 +1298,8 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino,
 	int ret;
 
 	req_begin(req, &r);
-	ret = snapshot_ino(ino) ? 0 : fs_node(fs, ino, &n, &t);
-	if (ret == 0 && (snapshot_ino(ino) || S_ISREG(tree_mode(&n)))) {
+	ret = extra_ino(ino) ? 0 : fs_node(fs, ino, &n, &t);
+	if (ret == 0 && (extra_ino(ino) || S_ISREG(tree_mode(&n)))) {
 		getattr_file(req, &r, ino, fi);
 	} else if (ret < 0) {
 		fuse_reply_err(req, ENOENT);
@@ -1645,7 +1648,7 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 
 /*
  * The kernel forgets inodes: extra inodes go, and records below proc/
- * with what the snapshots knew of their nodes; the others are numbers.
+ * with what their files were told; the others are numbers.
  */
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {

@@ -604,7 +604,7 @@ static int record_node(struct inodes *in, uint64_t id, struct node *n)
 {
 	unsigned int kind = (unsigned int)(id & ((1U << NODE_KIND_BITS) - 1));
 	uint32_t i = node_id_rec(id);
-	bool extra = snapshot_ino(id);
+	bool extra = extra_ino(id);
 	struct record *r;
 
 	if (!i || (node_id(&(struct node){ .kind = kind, .rec = i }) |
@@ -656,7 +656,7 @@ int inodes_node(struct inodes *in, uint64_t id, struct node *n,
 	ret = record_node(in, id, &rn);
 	/* An extra inode is the node its lookup named, while it is in use;
 	 * one a dead server made is in the records alone. */
-	e = snapshot_ino(id) ? find(in, id) : NULL;
+	e = extra_ino(id) ? find(in, id) : NULL;
 	if (e && e->told) {
 		*n = e->node;
 		ret = 0;
@@ -935,7 +935,7 @@ static uint16_t *told_of(struct inodes *in, const struct entry *e)
 {
 	unsigned int slot = tree_file_slot(&e->node);
 
-	if (snapshot_ino(e->id) || !e->node.rec || slot >= TREE_DIR_FILES ||
+	if (extra_ino(e->id) || !e->node.rec || slot >= TREE_DIR_FILES ||
 	    !live_record(in, e->node.rec))
 		return NULL;
 	return &in->ix[e->node.rec].told[slot];
@@ -1015,7 +1015,7 @@ static void entry_drop(struct inodes *in, struct entry *e)
 static bool pending_for_other(const struct entry *e, pid_t pid, long long now)
 {
 	return e->text && e->pid != pid &&
-	       now - e->pending_ms < SNAPSHOT_PENDING_MS;
+	       now - e->pending_ms < LOOKUP_PENDING_MS;
 }
 
 /*
@@ -1031,21 +1031,21 @@ static bool own_in_use(const struct entry *e, long long now)
 /* Whether extra inode @e is idle: nobody has it open or about to. */
 static bool extra_idle(const struct entry *e, long long now)
 {
-	return !e->opens && now - e->pending_ms >= SNAPSHOT_PENDING_MS &&
-	       now - e->forget_ms >= SNAPSHOT_REFORGET_MS;
+	return !e->opens && now - e->pending_ms >= LOOKUP_PENDING_MS &&
+	       now - e->forget_ms >= EXTRA_REFORGET_MS;
 }
 
-static void sweep(struct inodes *in, long long now, struct snapshot_idle *idle)
+static void sweep(struct inodes *in, long long now, struct extras_idle *idle)
 {
 	struct entry *e;
 	int i;
 
 	idle->count = 0;
-	for (i = 0; i < SNAPSHOT_SWEEP_MAX && in->nslots; i++) {
+	for (i = 0; i < EXTRAS_SWEEP_MAX && in->nslots; i++) {
 		e = &in->slot[in->sweep++ % in->nslots];
 		if (!e->id)
 			continue;
-		if (!snapshot_ino(e->id)) {
+		if (!extra_ino(e->id)) {
 			if (!own_in_use(e, now))
 				entry_drop(in, e);
 		} else if (extra_idle(e, now)) {
@@ -1085,7 +1085,7 @@ bool inodes_checked(struct inodes *in, const struct node *dir, struct owner *o)
 		return false;
 	pthread_mutex_lock(&in->lock);
 	fresh = live_record(in, dir->rec) &&
-		now - in->ix[dir->rec].checked_ms < SNAPSHOT_CHECKED_MS;
+		now - in->ix[dir->rec].checked_ms < PATH_CHECKED_MS;
 	if (fresh)
 		*o = in->ix[dir->rec].owner;
 	pthread_mutex_unlock(&in->lock);
@@ -1128,7 +1128,7 @@ static struct entry *find_last(const struct inodes *in, const struct entry *own,
 static bool retakable(const struct entry *e, pid_t pid, long long now)
 {
 	return e && e->text && e->pid == pid && !e->opens &&
-	       now - e->pending_ms < SNAPSHOT_TAKE_MS;
+	       now - e->pending_ms < LOOKUP_TAKE_MS;
 }
 
 struct rbuf *inodes_retake(struct inodes *in, const struct node *n, pid_t pid)
@@ -1153,7 +1153,7 @@ struct rbuf *inodes_retake(struct inodes *in, const struct node *n, pid_t pid)
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
 		  const struct node *checked, const struct record_payer *payer,
-		  uint64_t *ino, uint64_t *size, struct snapshot_idle *idle)
+		  uint64_t *ino, uint64_t *size, struct extras_idle *idle)
 {
 	struct budget_reader *who = payer ? payer->reader : NULL;
 	uint64_t len = text ? text->len : 0, told, was;
@@ -1202,7 +1202,7 @@ int inodes_lookup(struct inodes *in, const struct node *n,
 	e->size = was < told ? was : told;
 	told_keep(in, e);
 	*size = told;
-	if (snapshot_ino(e->id))
+	if (extra_ino(e->id))
 		e->nlookup++;
 	own->last = e->id;
 	*ino = e->id;
@@ -1245,7 +1245,7 @@ int inodes_open(struct inodes *in, uint64_t ino, const struct node *n,
 	if (!e) {
 		ret = -ENOMEM;
 	} else if (e->text && e->pid == pid && !e->opens &&
-		   clock_coarse_ms() - e->pending_ms < SNAPSHOT_TAKE_MS) {
+		   clock_coarse_ms() - e->pending_ms < LOOKUP_TAKE_MS) {
 		*text = e->text;
 		e->text = NULL;
 		ret = e->grew ? 2 : 0;
@@ -1269,7 +1269,7 @@ void inodes_release(struct inodes *in, uint64_t ino)
 	if (!e || !e->opens || --e->opens)
 		goto out;
 	/* Unused now: an extra inode the kernel forgot, a node's own. */
-	if (snapshot_ino(ino) ? !e->nlookup : !own_in_use(e, clock_coarse_ms()))
+	if (extra_ino(ino) ? !e->nlookup : !own_in_use(e, clock_coarse_ms()))
 		entry_drop(in, e);
 out:
 	pthread_mutex_unlock(&in->lock);
@@ -1309,7 +1309,7 @@ int inodes_adopt(struct inodes *in, uint64_t ino, const struct node *n,
 		if (!e->opens)
 			set_attr(e, &nobody, size);
 		e->opens++;
-		if (snapshot_ino(ino) && !e->nlookup)
+		if (extra_ino(ino) && !e->nlookup)
 			e->nlookup = 1; /* FORGET says how many */
 	} else {
 		ret = -ENOMEM;
@@ -1365,7 +1365,7 @@ void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
 	if (!node_id_rec(id))
 		return;
 	pthread_mutex_lock(&in->lock);
-	if (snapshot_ino(id))
+	if (extra_ino(id))
 		e = find(in, id);
 	if (e) {
 		e->nlookup -= nlookup < e->nlookup ? nlookup : e->nlookup;
@@ -1374,7 +1374,7 @@ void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
 			entry_drop(in, e);
 		}
 	}
-	if (record_forget(in, id, nlookup) && !snapshot_ino(id))
+	if (record_forget(in, id, nlookup) && !extra_ino(id))
 		record_gone(in, node_id_rec(id));
 	pthread_mutex_unlock(&in->lock);
 }

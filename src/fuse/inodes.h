@@ -92,14 +92,12 @@
 /* The bytes of a record area of RECORDS_MAX records (keep_create()). */
 #define RECORDS_AREA_BYTES ((size_t)RECORDS_MAX * RECORD_BYTES)
 
-#define SNAPSHOT_INO_BIT NODE_EXTRA_BIT
-
 /*
  * A lookup's content waits this long for its thread's open, which comes
  * within the same system call; a lookup never opened (a stat) holds its
  * inode no longer.
  */
-#define SNAPSHOT_PENDING_MS 1000
+#define LOOKUP_PENDING_MS 1000
 
 /*
  * An open that comes this long after its thread's lookup or later is
@@ -108,7 +106,7 @@
  * descriptor whose open looked the file up, and it renders afresh (its
  * caller asks again whether the file's task is still the one it was).
  */
-#define SNAPSHOT_TAKE_MS 20
+#define LOOKUP_TAKE_MS 20
 
 /*
  * A lookup that checked a file's path (every numbered directory on it
@@ -116,7 +114,7 @@
  * dentry of a file did when it was cached for FS_TIMEOUT_S: a lookup
  * in between only renders, which itself fails when the task is gone.
  */
-#define SNAPSHOT_CHECKED_MS 1000
+#define PATH_CHECKED_MS 1000
 
 /*
  * An extra inode nobody has open is asked to be forgotten (its name
@@ -124,14 +122,14 @@
  * kernel keeps unused names until memory runs short, and each extra
  * inode it keeps is an entry here.
  */
-#define SNAPSHOT_REFORGET_MS 10000
+#define EXTRA_REFORGET_MS 10000
 
 /* How many entries one lookup's sweep visits: as many idle extras at most. */
-#define SNAPSHOT_SWEEP_MAX 4
+#define EXTRAS_SWEEP_MAX 4
 
 /* The idle extra inodes a sweep found: their nodes, to be forgotten. */
-struct snapshot_idle {
-	struct node node[SNAPSHOT_SWEEP_MAX];
+struct extras_idle {
+	struct node node[EXTRAS_SWEEP_MAX];
 	unsigned int count;
 };
 
@@ -164,10 +162,10 @@ struct record_drops {
 
 struct inodes;
 
-/* snapshot_ino - whether node ID @ino names an extra inode. */
-static inline bool snapshot_ino(uint64_t ino)
+/* extra_ino - whether node ID @ino names an extra inode (a table's). */
+static inline bool extra_ino(uint64_t ino)
 {
-	return (ino & SNAPSHOT_INO_BIT) != 0;
+	return (ino & NODE_EXTRA_BIT) != 0;
 }
 
 /*
@@ -270,7 +268,7 @@ void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup);
 
 /*
  * inodes_checked - whether a lookup of a file of directory @dir
- * checked the path less than SNAPSHOT_CHECKED_MS ago; if so, the owner
+ * checked the path less than PATH_CHECKED_MS ago; if so, the owner
  * of its files as then, in *@o. Kept in @dir's record: a directory of
  * no record (outside proc/) is never.
  */
@@ -302,11 +300,11 @@ void inodes_mark_checked(struct inodes *in, const struct node *dir,
 int inodes_lookup(struct inodes *in, const struct node *n,
 		  const struct owner *o, pid_t pid, struct rbuf *text,
 		  const struct node *checked, const struct record_payer *who,
-		  uint64_t *ino, uint64_t *size, struct snapshot_idle *idle);
+		  uint64_t *ino, uint64_t *size, struct extras_idle *idle);
 
 /*
  * inodes_retake - the content that thread @pid's last lookup of table
- * @n made less than SNAPSHOT_TAKE_MS ago, not opened yet: taken back
+ * @n made less than LOOKUP_TAKE_MS ago, not opened yet: taken back
  * from its extra inode, now the caller's, for this thread's lookup of
  * the same name again (NULL when there is none): the kernel's
  * revalidation meets another inode than the one it holds, forgets it
@@ -325,7 +323,7 @@ int inodes_attr(struct inodes *in, uint64_t ino, struct node *n,
 /*
  * inodes_open - an open of file inode @ino, node @n, by thread @pid,
  * to be inodes_release()d. The first open after a lookup, by the thread
- * that looked it up, within SNAPSHOT_TAKE_MS of it, takes the content
+ * that looked it up, within LOOKUP_TAKE_MS of it, takes the content
  * made then: *@text, now the caller's, and 0, or 2 when that lookup
  * told more than the kernel may have held (the caller grows the size).
  * Any other open gets *@text NULL and 1: the caller renders the content
