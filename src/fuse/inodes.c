@@ -1249,6 +1249,9 @@ int inodes_open(struct inodes *in, uint64_t ino, const struct node *n,
 		*text = e->text;
 		e->text = NULL;
 		ret = e->grew ? 2 : 0;
+		/* Grown by the caller where it was less: at least this. */
+		e->size = (*text)->len;
+		told_keep(in, e);
 	} else {
 		unused = e->text; /* not this reader's: it renders anew */
 		e->text = NULL;
