@@ -1971,12 +1971,6 @@ out:
 	req_end(&r);
 }
 
-static void fs_releasedir(fuse_req_t req, fuse_ino_t ino,
-			  struct fuse_file_info *fi)
-{
-	fs_release(req, ino, fi); /* an open directory is an open_file too */
-}
-
 /*
  * Nothing here can be changed. The mount is read-only, so the kernel
  * refuses most changes itself; these answer when it is mounted rw.
@@ -2106,7 +2100,7 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,
 	.readdirplus = fs_readdirplus,
-	.releasedir = fs_releasedir,
+	.releasedir = fs_release, /* an open directory is an open file too */
 	.setattr = fs_setattr,
 	.mknod = fs_mknod,
 	.mkdir = fs_mkdir,

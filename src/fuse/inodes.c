@@ -121,14 +121,22 @@ struct entry {
 	long long forget_ms; /* an extra's: when its forgetting was asked */
 	uint64_t last; /* a node's own: the inode of its last lookup */
 	struct budget_charge charge; /* its cost, to the reader that made it */
+	uint32_t index; /* its slot's */
 	uint32_t next_free;
 };
 
 /*
- * What an entry costs: its slot and two places in the map, twice over,
- * as the arrays grow by doubling.
+ * Entries are slots of chunks that never move (a pointer to an entry
+ * stays good while it lives), ENTRY_CHUNK a chunk, found by node ID
+ * through an open-addressed map of slot indices.
  */
-#define ENTRY_BYTES (2 * (sizeof(struct entry) + 2 * sizeof(uint32_t)))
+#define ENTRY_CHUNK 256
+
+/*
+ * What an entry costs: its slot, and two places in the map twice over,
+ * as the map grows by doubling.
+ */
+#define ENTRY_BYTES (sizeof(struct entry) + 4 * sizeof(uint32_t))
 
 struct inodes {
 	pthread_mutex_t lock;
@@ -147,13 +155,19 @@ struct inodes {
 	size_t nrecords;
 	uint32_t cursor; /* where the next sweep of exits starts */
 	/* The entries. */
-	struct entry *slot;
+	struct entry **chunk; /* nslots / ENTRY_CHUNK chunks */
 	uint32_t nslots, free_head, sweep;
 	uint32_t *map; /* mapcap slot indices, NO_SLOT where empty */
 	uint32_t mapcap;
 	size_t nentries;
 	void (*free_text)(struct rbuf *text);
 };
+
+/* Slot @i of the entries. */
+static struct entry *slot_at(const struct inodes *in, uint32_t i)
+{
+	return &in->chunk[i / ENTRY_CHUNK][i % ENTRY_CHUNK];
+}
 
 static uint64_t key_hash(uint64_t node, uint64_t start)
 {
@@ -368,13 +382,15 @@ void inodes_free(struct inodes *in)
 	if (!in)
 		return;
 	for (i = 0; i < in->nslots; i++) {
-		text_free(in, in->slot[i].text);
-		budget_uncharge(&in->slot[i].charge);
+		text_free(in, slot_at(in, i)->text);
+		budget_uncharge(&slot_at(in, i)->charge);
 	}
 	for (i = 1; in->ix && i < in->cap && i <= in->head->high; i++)
 		if (in->ix[i].payer)
 			payer_unlink(in, i);
-	free(in->slot);
+	for (i = 0; i < in->nslots / ENTRY_CHUNK; i++)
+		free(in->chunk[i]);
+	free(in->chunk);
 	free(in->map);
 	if (in->ix) {
 		hash_destroy(&in->by_key);
@@ -861,7 +877,7 @@ static uint32_t map_place(const struct inodes *in, uint64_t id)
 {
 	uint32_t i = home_of(in, id);
 
-	while (in->map[i] != NO_SLOT && in->slot[in->map[i]].id != id)
+	while (in->map[i] != NO_SLOT && slot_at(in, in->map[i])->id != id)
 		i = (i + 1) & (in->mapcap - 1);
 	return i;
 }
@@ -873,7 +889,7 @@ static struct entry *find(const struct inodes *in, uint64_t id)
 	if (!in->mapcap || !id)
 		return NULL;
 	i = map_place(in, id);
-	return in->map[i] == NO_SLOT ? NULL : &in->slot[in->map[i]];
+	return in->map[i] == NO_SLOT ? NULL : slot_at(in, in->map[i]);
 }
 
 /* Remove @id, shifting back the entries its place held up. */
@@ -884,7 +900,7 @@ static void map_remove(struct inodes *in, uint64_t id)
 	if (in->map[i] == NO_SLOT)
 		return;
 	for (j = (i + 1) & mask; in->map[j] != NO_SLOT; j = (j + 1) & mask) {
-		home = home_of(in, in->slot[in->map[j]].id);
+		home = home_of(in, slot_at(in, in->map[j])->id);
 		/* j's entry may fill i unless its home lies in (i, j] */
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			in->map[i] = in->map[j];
@@ -894,38 +910,46 @@ static void map_remove(struct inodes *in, uint64_t id)
 	in->map[i] = NO_SLOT;
 }
 
-/* Twice the slots and the map, the map made anew. Locked. */
+/* One more chunk of slots; the map twice as large where it is over
+ * half full, made anew. Locked. */
 static int grow(struct inodes *in)
 {
-	uint32_t i, old = in->nslots, n = old ? old * 2 : 32;
-	struct entry *slot;
-	uint32_t *map;
+	uint32_t i, old = in->nslots, n = old + ENTRY_CHUNK, cap;
+	struct entry **chunks, *chunk;
+	uint32_t *map = NULL;
 
 	if (old >= (1U << 28))
 		return -ENOMEM;
-	map = malloc((size_t)n * 2 * sizeof(*map));
-	if (!map)
+	for (cap = in->mapcap ? in->mapcap : 64; cap < 2 * n; cap *= 2)
+		;
+	if (cap != in->mapcap && !(map = malloc(cap * sizeof(*map))))
 		return -ENOMEM;
-	slot = realloc(in->slot, (size_t)n * sizeof(*slot));
-	if (!slot) {
+	chunk = calloc(ENTRY_CHUNK, sizeof(*chunk));
+	chunks = chunk ? realloc(in->chunk,
+				 (n / ENTRY_CHUNK) * sizeof(*chunks)) :
+			 NULL;
+	if (!chunks) {
+		free(chunk);
 		free(map);
 		return -ENOMEM;
 	}
-	memset(slot + old, 0, (size_t)(n - old) * sizeof(*slot));
-	free(in->map);
-	in->slot = slot;
+	chunks[old / ENTRY_CHUNK] = chunk;
+	in->chunk = chunks;
 	in->nslots = n;
-	in->map = map;
-	in->mapcap = n * 2;
-	for (i = 0; i < in->mapcap; i++)
-		map[i] = NO_SLOT;
-	for (i = 0; i < old; i++)
-		if (slot[i].id)
-			map[map_place(in, slot[i].id)] = i;
 	for (i = n; i-- > old;) {
-		slot[i].next_free = in->free_head;
+		chunk[i - old].next_free = in->free_head;
 		in->free_head = i;
 	}
+	if (!map)
+		return 0;
+	free(in->map);
+	in->map = map;
+	in->mapcap = cap;
+	for (i = 0; i < cap; i++)
+		map[i] = NO_SLOT;
+	for (i = 0; i < old; i++)
+		if (slot_at(in, i)->id)
+			map[map_place(in, slot_at(in, i)->id)] = i;
 	return 0;
 }
 
@@ -985,9 +1009,10 @@ static struct entry *entry_new(struct inodes *in, uint64_t id,
 		return NULL;
 	}
 	index = in->free_head;
-	e = &in->slot[index];
+	e = slot_at(in, index);
 	in->free_head = e->next_free;
 	memset(e, 0, sizeof(*e));
+	e->index = index;
 	e->id = id;
 	e->node = *n;
 	e->last = id;
@@ -1000,7 +1025,7 @@ static struct entry *entry_new(struct inodes *in, uint64_t id,
 
 static void entry_drop(struct inodes *in, struct entry *e)
 {
-	uint32_t index = (uint32_t)(e - in->slot);
+	uint32_t index = e->index;
 
 	map_remove(in, e->id);
 	text_free(in, e->text);
@@ -1042,7 +1067,7 @@ static void sweep(struct inodes *in, long long now, struct extras_idle *idle)
 
 	idle->count = 0;
 	for (i = 0; i < EXTRAS_SWEEP_MAX && in->nslots; i++) {
-		e = &in->slot[in->sweep++ % in->nslots];
+		e = slot_at(in, in->sweep++ % in->nslots);
 		if (!e->id)
 			continue;
 		if (!extra_ino(e->id)) {
@@ -1187,7 +1212,6 @@ int inodes_lookup(struct inodes *in, const struct node *n,
 				record_forget(in, id, 1);
 			goto out;
 		}
-		own = find(in, node_id(n)); /* the slots may have moved */
 	} else if (node_id_rec(e->id)) {
 		/* The extra inode's record, or the node's directory's. */
 		hold_locked(in, e->id);
