@@ -94,7 +94,6 @@ struct fs {
 	unsigned int drop_head, drop_count;
 	struct keep *keep; /* every open's content (keep.h) */
 	struct opens *opens; /* every open file and directory (opens.h) */
-	struct request_counts counts; /* env.counts */
 };
 
 /*
@@ -1196,11 +1195,8 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	 * reads met; a directory's before.
 	 */
 	if (ret == 0 && S_ISREG(tree_mode(&n))) {
-		if (dir.rec) {
-			__atomic_add_fetch(&fs->counts.lookups, 1,
-					   __ATOMIC_RELAXED);
+		if (dir.rec)
 			record_use(&r, &dir, &dt);
-		}
 		ret = lookup_file(&r, &n, &ep);
 		ep.attr_timeout = FS_TIMEOUT_S;
 		if (ret == 0 && dir.rec && record_judge(&r, &dir, &dt) < 0) {
@@ -1458,8 +1454,6 @@ static int open_content(fuse_req_t req, fuse_ino_t ino,
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		return -EROFS;
 	ret = file_node(fs, ino, n, &t);
-	if (ret == 0 && n->rec)
-		__atomic_add_fetch(&fs->counts.opens, 1, __ATOMIC_RELAXED);
 	if (ret == 0)
 		ret = inodes_open(fs->ins, ino, n, fuse_req_ctx(req)->pid,
 				  text);
@@ -1655,21 +1649,9 @@ static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	inodes_forget(fs->ins, ino, nlookup);
 }
 
-/* The kernel forgets inode @ino: counted when it is a file's below
- * proc/. */
-static void kernel_forgets(struct fs *fs, fuse_ino_t ino, uint64_t nlookup)
-{
-	struct node n;
-
-	if (inodes_node(fs->ins, ino, &n, NULL) == 0 && n.rec &&
-	    S_ISREG(tree_mode(&n)))
-		__atomic_add_fetch(&fs->counts.forgets, 1, __ATOMIC_RELAXED);
-	forget_one(fs, ino, nlookup);
-}
-
 static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	kernel_forgets(req_fs(req), ino, nlookup);
+	forget_one(req_fs(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -1680,7 +1662,7 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		kernel_forgets(fs, forgets[i].ino, forgets[i].nlookup);
+		forget_one(fs, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -2130,7 +2112,6 @@ int fs_new(struct engine *engine, struct views *views,
 		return -ENOMEM;
 	fs->env.engine = engine;
 	fs->env.views = views;
-	fs->env.counts = &fs->counts;
 	fs->env.access = *access;
 	fs->env.uid = getuid();
 	fs->env.gid = getgid();

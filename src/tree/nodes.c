@@ -305,16 +305,6 @@ int show_info(struct request *r, const struct node *n, struct rbuf *b)
 	if (ret == 0)
 		ret = rbuf_printf(b, "pidns_scans %llu\n",
 				  views_scans(env->views));
-	if (ret == 0 && env->counts)
-		ret = rbuf_printf(
-			b,
-			"file_lookups %llu\nfile_forgets %llu\nfile_opens %llu\n",
-			(unsigned long long)__atomic_load_n(
-				&env->counts->lookups, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(
-				&env->counts->forgets, __ATOMIC_RELAXED),
-			(unsigned long long)__atomic_load_n(&env->counts->opens,
-							    __ATOMIC_RELAXED));
 	if (ret == 0)
 		ret = rbuf_printf(b, "hidepid %s\n",
 				  hidepid_name(env->access.hidepid));

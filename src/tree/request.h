@@ -23,16 +23,6 @@
 #include "view.h"
 
 /* What every request shares: set up once, read-only while serving. */
-/*
- * What the kernel asked of a mount's files below proc/ since its
- * server started, counted by the FUSE layer (atomic): names looked up,
- * inodes forgotten (a lookup the kernel dropped), opens. (Not info's
- * own: its readers would see it change at each read.)
- */
-struct request_counts {
-	uint64_t lookups, forgets, opens;
-};
-
 struct tree_env {
 	struct engine *engine;
 	struct views *views;
@@ -42,8 +32,6 @@ struct tree_env {
 	/* The exited tasks kept, and who files them; NULL when none are. */
 	struct exited *exited;
 	struct listener *listener;
-	/* What the kernel asked of the mount's files (info shows it). */
-	const struct request_counts *counts;
 };
 
 /* Who asks. */
