@@ -42,8 +42,8 @@ PKG_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 inih libmnl libbpf 2>/dev/null)
 DEFS = -std=gnu11 $(WARN) -D_GNU_SOURCE -DTIMINGFS_VERSION='"$(VERSION)"'
 LDLIBS = $(PKG_LIBS) -lpthread
 
-# The layers, each a folder of src/, from the bottom up (README.md, "How
-# it fits together"). A layer's files see the headers of their own
+# The layers, each a folder of src/, from the bottom up (docs/design.md,
+# "Layers"). A layer's files see the headers of their own
 # folder and of the layers below it, and no others: the engine's are
 # compiled without FUSE's include path or the tree's, so that an
 # include that runs back up fails the build (make check-layers).
@@ -332,7 +332,7 @@ uninstall:
 DEB_VERSION = $(shell sed -n '1s/^timingfs (\(.*\)).*/\1/p' conf/debian/changelog)
 DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB = dist/timingfs_$(DEB_VERSION)_$(DEB_ARCH).deb
-DEB_TREE = Makefile src conf scripts README.md LICENSE
+DEB_TREE = Makefile src conf scripts README.md docs LICENSE
 
 deb-deps:
 	@scripts/install-deps deb

@@ -21,9 +21,9 @@
 #     daemon's tree by timingfsctl attach: the first's proc/1/cycles by
 #     cat and its proc/table by dd bs=4096, the others' proc/1/cycles by
 #     the shell's read;
-#   - inside a runc container started with the OCI hook as the README
-#     tells users (where runc runs containers: it says why not, where
-#     not): its proc/1/cycles by busybox cat (sendfile), in a loop of
+#   - inside a runc container started with the OCI hook as
+#     docs/containers.md tells users (where runc runs containers: it
+#     says why not, where not): its proc/1/cycles by busybox cat (sendfile), in a loop of
 #     busybox's shell that is the container's init.
 # Each copy's wait is checked against MAX_PAUSE. A table read by a tool
 # (cat, dd, busybox) is one copy of seconds on a small machine that

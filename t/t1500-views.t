@@ -110,7 +110,7 @@ test_expect_success UNSHARE 'setup: namespace NS1' '
 	start_ns NS1
 '
 
-# Known since the README's "The kernel's cache": before a namespace's
+# Known since docs/containers.md's "The kernel's cache": before a namespace's
 # first request reaches the daemon, a stat of a name the host looked up
 # in the last second is answered from the kernel's cache. The contract
 # (interface.md, Views) says it must not resolve.

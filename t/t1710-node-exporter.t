@@ -1,7 +1,7 @@
 #!/bin/bash
 # timingfs-exporter's file as Prometheus gets it: through Debian's
 # prometheus-node-exporter, its textfile collector pointed at the
-# directory the exporter writes to, as the README tells users. Every
+# directory the exporter writes to, as timingfs-exporter(1) tells users. Every
 # timingfs_* series of the file must come out of node_exporter's
 # /metrics with its labels and its value (node_exporter parses the file
 # and writes the values anew, 1.506e+11 for 150600000000, so values are

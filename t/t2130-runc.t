@@ -1,7 +1,7 @@
 #!/bin/bash
 # Real containers: runc starts each from a bundle the test builds (a
 # busybox-static rootfs, runc spec's config.json) with timingfs-oci-hook
-# as its createRuntime hook, as the README tells users. Inside, after
+# as its createRuntime hook, as docs/containers.md tells users. Inside, after
 # runc's pivot_root, the mount at /run/timingfs serves the container's
 # own processes under its own numbers, and busybox cat (sendfile) reads
 # whole files.

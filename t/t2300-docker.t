@@ -2,7 +2,8 @@
 # Docker, as users run it: a dockerd of the test's own (its data root,
 # exec root, socket and pid file in the trash directory, no network, no
 # iptables), an image of a busybox-static rootfs (docker import: nothing
-# is pulled), and containers given the host's mount as the README says:
+# is pulled), and containers given the host's mount as docs/containers.md
+# says:
 #     docker run -v /run/timingfs:/timingfs:ro IMAGE ...
 # Inside, proc/ lists the container's own processes and proc/self is the
 # reader, in its own numbers; busybox cat (sendfile) reads value files
@@ -30,7 +31,7 @@ RT=$TRASH/docker
 # Its sockets and state where their paths stay short (a socket's at
 # most 107 bytes, whatever the checkout's path): removed at the end.
 RUN=$(mktemp -d /tmp/timingfs-docker.XXXXXX) || exit 1
-# Where the README binds the mount, and where the scripts read it.
+# Where docs/containers.md binds the mount, and where the scripts read it.
 T=/timingfs
 export T
 
@@ -61,7 +62,7 @@ stop_dockerd() {
 trap 'stop_dockerd; cleanup_restart' EXIT
 
 # in_container CMD...: CMD in a new container of the image, the mount
-# bound at $T read-only as the README says, $RT/out at /out.
+# bound at $T read-only as docs/containers.md says, $RT/out at /out.
 in_container() {
 	docker run --rm --network none -e T="$T" \
 		-v "$MNT:$T:ro" -v "$RT/out:/out" tfs-busybox "$@"

@@ -4,9 +4,9 @@
 # busybox-static rootfs (podman import: nothing is pulled), and the
 # package's OCI hook (conf/debian/oci-hooks.d/timingfs.json, its path
 # pointed at the checkout's scripts/timingfs-oci-hook and given the
-# test's control socket) in the directory --hooks-dir names, as the
-# README says. Each container gets a mount of its own at /run/timingfs,
-# attached by the hook: proc/ lists its own processes and proc/self is
+# test's control socket) in the directory --hooks-dir names, as
+# docs/containers.md says. Each container gets a mount of its own at
+# /run/timingfs, attached by the hook: proc/ lists its own processes and proc/self is
 # the reader; busybox cat reads value files and tables whole; a reader
 # inside sees no error through 10 server kills and one timingfsctl
 # upgrade; a container stopped (podman stop) leaves the daemon's

@@ -1016,7 +1016,7 @@ runc_why() {
 # uses (/proc /sys /dev /run /tmp); config.json is runc spec's with
 # CMD (default "sleep 1000") as the process, no terminal, a writable
 # root, and, unless --no-hook, the hook in hooks.createRuntime as the
-# README tells users, with its args (its name first, then each ARG)
+# docs/containers.md tells users, with its args (its name first, then each ARG)
 # and the environment that finds this script's timingfsctl and the
 # daemon answering on $TIMINGFS_CONTROL now.
 runc_bundle() {

@@ -1,6 +1,6 @@
 /*
  * taskpass: the times and the start of every task, from one pass of a
- * BPF task iterator (README, "Task sources").
+ * BPF task iterator (docs/design.md, "Task sources").
  *
  * The iterator (bpf/tasks.bpf.c, built into a libbpf skeleton at make)
  * is loaded and attached once, by taskpass_open(); each taskpass_run()

@@ -1,6 +1,6 @@
 /*
  * rewinds: the snapshots that an open file took when read again from
- * offset 0 (README, "Names and rewinds"), by reading thread.
+ * offset 0 (docs/design.md, "Rewinds"), by reading thread.
  *
  * An open file's reads are served from the content its open took until
  * they read it from offset 0 to its end without a gap; a read at offset

@@ -17,8 +17,8 @@
  * the kernel knows it by outside proc/.
  *
  * Below proc/ a number names a task by its number only, and a name must
- * be one task instance (README, "Names and rewinds"): there
- * the FUSE layer names every node in a record of its own table
+ * be one task instance (docs/design.md, "Names and identities"):
+ * there the FUSE layer names every node in a record of its own table
  * (inodes.h), one for proc/ of each view and one for each task
  * instance in each view, and the node ID is the record's,
  *
