@@ -183,6 +183,42 @@ static void test_names(void)
 	exited_free(x);
 }
 
+/*
+ * A name in a container that a later exit had too (its number taken,
+ * or its namespace's inode number given again): the later one's. The
+ * earlier keeps its other names.
+ */
+static void test_name_taken(void)
+{
+	struct exited_task a =
+		task(EXITED_THREAD | EXITED_PROCESS, 1000, 1000, 1);
+	struct exited_task b =
+		task(EXITED_THREAD | EXITED_PROCESS, 2000, 2000, 2);
+	struct exited_task got;
+	long sum;
+	struct exited *x;
+
+	if (exited_new(60, 100, &x) < 0) {
+		check(false, "a table of 100");
+		return;
+	}
+	a.nnames = b.nnames = 2;
+	a.name[1] = b.name[1] = (struct exited_name){ BOX, 2, 2 };
+	exited_add(x, &a, SEC);
+	exited_add(x, &b, 2 * SEC);
+	check(exited_find(x, BOX, 2, 0, 2 * SEC, &got) == 0 && got.cpu_ns == 2,
+	      "a container's name taken: the later exit's");
+	check(exited_find(x, BOX, 2, 2, 2 * SEC, &got) == 0 && got.cpu_ns == 2,
+	      "and its thread's");
+	check(exited_find(x, OWN, 1000, 0, 2 * SEC, &got) == 0 &&
+		      got.cpu_ns == 1,
+	      "the earlier still kept under the daemon's numbers");
+	sum = 0;
+	exited_for_each(x, BOX, 0, 2 * SEC, count_fn, &sum);
+	check(sum == 2, "the container lists the name once");
+	exited_free(x);
+}
+
 static void test_bound(void)
 {
 	struct exited_counts c;
@@ -315,6 +351,7 @@ int main(void)
 {
 	test_find();
 	test_names();
+	test_name_taken();
 	test_bound();
 	test_churn();
 	return tap_done();

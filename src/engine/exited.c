@@ -172,32 +172,43 @@ static void chain_unlink(struct chains *c, uint32_t b, uint32_t node)
 		c->prev[c->next[node] - 1] = c->prev[node];
 }
 
-static void link_record(struct exited *x, uint32_t r)
+/* Name @j of record @r into the hashes, or out of them. Locked. */
+static void link_name(struct exited *x, uint32_t r, uint32_t j)
 {
 	const struct exited_task *t = &x->rec[r].t;
+
+	chain_link(&x->by_task, task_bucket(x, t, &t->name[j]),
+		   r * EXITED_NAMES + j);
+	chain_link(&x->by_process, process_bucket(x, &t->name[j]),
+		   r * EXITED_NAMES + j);
+}
+
+static void unlink_name(struct exited *x, uint32_t r, uint32_t j)
+{
+	const struct exited_task *t = &x->rec[r].t;
+
+	chain_unlink(&x->by_task, task_bucket(x, t, &t->name[j]),
+		     r * EXITED_NAMES + j);
+	chain_unlink(&x->by_process, process_bucket(x, &t->name[j]),
+		     r * EXITED_NAMES + j);
+}
+
+static void link_record(struct exited *x, uint32_t r)
+{
 	uint32_t j;
 
-	for (j = 0; j < t->nnames; j++) {
-		chain_link(&x->by_task, task_bucket(x, t, &t->name[j]),
-			   r * EXITED_NAMES + j);
-		chain_link(&x->by_process, process_bucket(x, &t->name[j]),
-			   r * EXITED_NAMES + j);
-	}
+	for (j = 0; j < x->rec[r].t.nnames; j++)
+		link_name(x, r, j);
 }
 
 static void unlink_record(struct exited *x, uint32_t r)
 {
-	const struct exited_task *t = &x->rec[r].t;
 	uint32_t j;
 
 	if (!x->rec[r].kept)
 		return;
-	for (j = 0; j < t->nnames; j++) {
-		chain_unlink(&x->by_task, task_bucket(x, t, &t->name[j]),
-			     r * EXITED_NAMES + j);
-		chain_unlink(&x->by_process, process_bucket(x, &t->name[j]),
-			     r * EXITED_NAMES + j);
-	}
+	for (j = 0; j < x->rec[r].t.nnames; j++)
+		unlink_name(x, r, j);
 	x->rec[r].kept = false;
 	x->retained--;
 }
@@ -268,6 +279,45 @@ static uint32_t lookup(struct exited *x, uint64_t ns, pid_t tgid, pid_t tid)
 	return node;
 }
 
+/*
+ * Record @r loses its name @k (not its first, the daemon's), which
+ * another task's record takes: its last name takes the place. Locked.
+ */
+static void drop_name(struct exited *x, uint32_t r, uint32_t k)
+{
+	struct exited_task *t = &x->rec[r].t;
+	uint32_t last = t->nnames - 1;
+
+	unlink_name(x, r, k);
+	if (k != last) {
+		unlink_name(x, r, last);
+		t->name[k] = t->name[last];
+		link_name(x, r, k);
+	}
+	t->nnames--;
+}
+
+/*
+ * A name in a namespace below the daemon's that @t has: another
+ * record's no longer. The number was taken since (or the namespace's
+ * inode number, given again once that namespace was gone): a walk
+ * names the task that had it last. Locked.
+ */
+static void take_names(struct exited *x, const struct exited_task *t)
+{
+	const struct exited_name *n;
+	uint32_t j, node, r;
+
+	for (j = 1; j < t->nnames; j++) {
+		n = &t->name[j];
+		node = lookup(x, n->ns, n->tgid,
+			      t->flags & EXITED_PROCESS ? 0 : n->tid);
+		r = node ? (node - 1) / EXITED_NAMES : 0;
+		if (node && (node - 1) % EXITED_NAMES)
+			drop_name(x, r, (node - 1) % EXITED_NAMES);
+	}
+}
+
 static void replace(struct exited *x, const struct exited_task *t)
 {
 	const struct exited_name *me = &t->name[0];
@@ -283,6 +333,7 @@ static void replace(struct exited *x, const struct exited_task *t)
 		if (node)
 			unlink_record(x, (node - 1) / EXITED_NAMES);
 	}
+	take_names(x, t);
 }
 
 void exited_add(struct exited *x, const struct exited_task *t, uint64_t now)
