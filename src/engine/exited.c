@@ -318,6 +318,21 @@ static void take_names(struct exited *x, const struct exited_task *t)
 	}
 }
 
+void exited_forget_ns(struct exited *x, uint64_t ns)
+{
+	uint32_t r, j;
+
+	pthread_mutex_lock(&x->lock);
+	for (r = 0; r < x->cap; r++) {
+		if (!x->rec[r].kept)
+			continue;
+		for (j = x->rec[r].t.nnames; j-- > 1;)
+			if (x->rec[r].t.name[j].ns == ns)
+				drop_name(x, r, j);
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
 static void replace(struct exited *x, const struct exited_task *t)
 {
 	const struct exited_name *me = &t->name[0];

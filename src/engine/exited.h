@@ -81,6 +81,13 @@ void exited_free(struct exited *x);
 void exited_add(struct exited *x, const struct exited_task *t, uint64_t now);
 
 /*
+ * exited_forget_ns - namespace @ns (not the daemon's) ended: no record
+ * is found by its names there any more (its inode number may name
+ * another namespace from now on).
+ */
+void exited_forget_ns(struct exited *x, uint64_t ns);
+
+/*
  * exited_find - the record of thread @tid of process @tgid, or with
  * @tid 0 of the process @tgid itself, as PID namespace @ns numbers
  * them, kept at @now. 0 and *@t, or -ENOENT.

@@ -145,6 +145,9 @@ struct views {
 	 * slot free), EMFILE (out of descriptors), ENOMEM. */
 	struct view refused[3];
 	bool crowded; /* a slot was reused since views_crowded() asked */
+	/* The namespaces of views ended since views_ended() asked. */
+	ino_t ended[VIEW_SLOTS];
+	unsigned int nended;
 	struct logged {
 		uid_t uid;
 		long long at_s;
@@ -1195,6 +1198,8 @@ unsigned int views_reap(struct views *vs, unsigned int *slot, unsigned int max)
 		v = &vs->slot[check[i]];
 		if (--v->refs == 0 && !alive[i]) {
 			ended[nended++] = v->ns_ino;
+			if (vs->nended < VIEW_SLOTS)
+				vs->ended[vs->nended++] = v->ns_ino;
 			view_end_locked(vs, v);
 		}
 	}
@@ -1212,6 +1217,18 @@ unsigned int views_reap(struct views *vs, unsigned int *slot, unsigned int max)
 	}
 	pthread_mutex_unlock(&vs->lock);
 	chains_drop(vs, ended, nended, now - VIEW_CHAIN_IDLE_S);
+	return n;
+}
+
+unsigned int views_ended(struct views *vs, ino_t *ns, unsigned int max)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&vs->lock);
+	n = vs->nended < max ? vs->nended : max;
+	memcpy(ns, vs->ended + vs->nended - n, n * sizeof(*ns));
+	vs->nended -= n;
+	pthread_mutex_unlock(&vs->lock);
 	return n;
 }
 

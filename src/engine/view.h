@@ -236,6 +236,14 @@ void views_set_uid_max(unsigned int max);
 unsigned int views_reap(struct views *vs, unsigned int *slot, unsigned int max);
 
 /*
+ * views_ended - the nsfs inodes of up to @max namespaces whose views
+ * views_reap() ended since the last call, into @ns: their count. Such
+ * a number may be given to a new namespace from then on: what is kept
+ * under it is the ended one's.
+ */
+unsigned int views_ended(struct views *vs, ino_t *ns, unsigned int max);
+
+/*
  * What a slot was last given, in memory that outlives the server
  * (super.h): a successor's views give each slot a dead server made
  * (the kernel may hold inodes named in it) to that view alone, charged

@@ -213,6 +213,18 @@ static void sweep_gone(struct fs *fs)
 			 __ATOMIC_RELAXED);
 }
 
+/* The exited tasks kept under namespaces whose views ended are not
+ * named there any more: their numbers may name other namespaces. */
+static void forget_ended(struct fs *fs)
+{
+	ino_t ns[FS_REAP_SLOTS];
+	unsigned int n, i;
+
+	while ((n = views_ended(fs->env.views, ns, FS_REAP_SLOTS)))
+		for (i = 0; i < n && fs->env.exited; i++)
+			exited_forget_ns(fs->env.exited, ns[i]);
+}
+
 /*
  * Free the slots of views whose namespace has no process left, having
  * the kernel drop the names it holds of them (views_reap()): a view's
@@ -226,6 +238,7 @@ static void reap_views(struct fs *fs)
 	size_t count, i;
 
 	nslots = views_reap(fs->env.views, slot, FS_REAP_SLOTS);
+	forget_ended(fs);
 	n = nslots ? malloc(FS_REAP_NAMES * sizeof(*n)) : NULL;
 	if (!n)
 		return; /* the slots' names are asked for again later */
