@@ -611,8 +611,8 @@ static int record_judge(struct request *r, const struct node *n,
  * (resolved with the node, inodes_node()), is still the task instance
  * its record names, for the reader of @r, whose view is set: -ENOENT
  * once that task is gone (exited and no longer kept) or its number is
- * another task's, whoever asks and however long after (README, "Names
- * and rewinds"). The record's task, in the daemon's numbers,
+ * another task's, whoever asks and however long after (docs/design.md,
+ * "Names and identities"). The record's task, in the daemon's numbers,
  * is the request's from here on (record_use()): it is not translated
  * again. A node of no record, or of one that names no task (proc/), is
  * not judged; nor is a task whose start cannot be read (a broken
@@ -1583,7 +1583,7 @@ static int rewind_take(struct request *r, fuse_ino_t ino, uint64_t fh,
 	/* Not from a read of the page that holds its last byte, which the
 	 * kernel holds locked till the reply: a read(2) of direct_io
 	 * needs no size, and the page cache reads the first page again
-	 * only when the kernel dropped it (see the README). */
+	 * only when the kernel dropped it (docs/design.md, "Rewinds"). */
 	told_afresh(r, ino, n, text, text->len > size);
 	return opens_rewind(fs->opens, fh, r->pid, open_file_of(text));
 }
