@@ -49,7 +49,7 @@
 #include <sys/types.h>
 
 #include "budget.h"
-#include "inode.h"
+#include "node.h"
 #include "render.h"
 #include "request.h"
 #include "view.h"
@@ -68,7 +68,7 @@
  * so that the records' IDs, handed out lowest first, differ in their
  * low bits and spread over the kernel's inode hash (fs/inode.c hash()
  * folds the bits above about 40 into a few buckets, where the TID of
- * the inode number (inode.h) lands: a walk of a process's thousands of
+ * the inode number (node.h) lands: a walk of a process's thousands of
  * threads was quadratic). A task's files and threads/ share its record.
  * Outside proc/ the node ID is the inode number.
  */

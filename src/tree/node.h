@@ -1,5 +1,5 @@
 /*
- * inode: the nodes of the mounted tree and their inode numbers.
+ * node: the nodes of the mounted tree and their inode numbers.
  *
  * A node is the kind of node (an index into the tree's table, tree.h),
  * the view it was named in (view.h), and the numbers met on its path:
@@ -20,8 +20,8 @@
  * instead (fuse/inodes.h), in its node's rec: the tree only carries it
  * along, a file's and threads/' the record of their directory.
  */
-#ifndef TIMINGFS_INODE_H
-#define TIMINGFS_INODE_H
+#ifndef TIMINGFS_NODE_H
+#define TIMINGFS_NODE_H
 
 #include <stdbool.h>
 #include <stdint.h>
