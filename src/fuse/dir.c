@@ -616,10 +616,10 @@ static int listing_entry(const char *ent, size_t bytes, char *name, size_t size,
  * The entry a listing of @dir (of record task @dt) gives child @name
  * with its attributes, as a lookup of it would: a directory (below
  * proc/, a process or a thread named in its record), counted as one
- * lookup; @dir NULL: none. Nothing for a file or link (ep->ino 0: the kernel looks it
- * up when it is used: a file's size is its content's, which only its
- * lookup renders), for "." and "..", or for a child gone since the
- * listing was made.
+ * lookup; @dir NULL: none. Nothing for a file or link (ep->ino 0: the
+ * kernel looks it up when it is used: a file's size is its content's,
+ * which only its lookup renders), for "." and "..", or for a child
+ * gone since the listing was made.
  */
 static void plus_entry(struct request *r, const struct node *dir,
 		       uint64_t parent, const char *name, uint64_t ino,
