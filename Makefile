@@ -51,8 +51,9 @@ LDLIBS = $(PKG_LIBS) -lpthread
 #           table, clock readings, the control protocol, logging
 #   engine  the kernel's sources, tasks, views, exited tasks (libmnl),
 #           the BPF task iterator (libbpf; src/engine/bpf, below)
-#   tree    the names of the mount, snapshots, rendering, budgets
-#   fuse    the FUSE operations and the workers (libfuse3)
+#   tree    the names of the mount, snapshots, rendering
+#   fuse    the FUSE operations, the workers (libfuse3), the inode
+#           records and the budgets of memory
 #   daemon  command line, configuration (inih), lifetime, attach
 #   ctl     timingfsctl: shared only
 LAYERS = shared engine tree fuse daemon ctl

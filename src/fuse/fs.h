@@ -3,7 +3,7 @@
  * low-level API.
  *
  * Every operation is served from the node its inode number names
- * (inode.h) by the tree (tree.h), for a request that says who asks:
+ * (node.h) by the tree (tree.h), for a request that says who asks:
  * the reader's thread, its ids and, for nodes below proc/, its view
  * (view.h). It never opens /proc or /sys itself.
  *

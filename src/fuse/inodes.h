@@ -2,7 +2,7 @@
  * inodes: the inodes the kernel holds, the one place where a node ID is
  * resolved, counted and forgotten (docs/design.md, "Inodes").
  *
- * Records. Below proc/ a node ID names a record (inode.h: bit 62, the
+ * Records. Below proc/ a node ID names a record (below: bit 62, the
  * record's index, the kind): one per directory instance the kernel
  * holds, proc/ of a view, a process or a thread of it, made at its
  * first lookup and freed at its last FORGET. It holds what the node
@@ -49,10 +49,56 @@
 #include <sys/types.h>
 
 #include "budget.h"
-#include "inode.h"
+#include "node.h"
 #include "render.h"
 #include "request.h"
 #include "view.h"
+
+/*
+ * Node IDs. Below proc/ a number names a task by its number only, and a
+ * name must be one task instance (docs/design.md, "Names and identities"): there
+ * every node is named in a record of this table, one for proc/ of each
+ * view and one for each task instance in each view, and the node ID is
+ * the record's,
+ *
+ *	bits  0..7   kind
+ *	bits  8..31  the record's index (struct node's rec)
+ *	bit   62     set
+ *
+ * so that the records' IDs, handed out lowest first, differ in their
+ * low bits and spread over the kernel's inode hash (fs/inode.c hash()
+ * folds the bits above about 40 into a few buckets, where the TID of
+ * the inode number (node.h) lands: a walk of a process's thousands of
+ * threads was quadratic). A task's files and threads/ share its record.
+ * Outside proc/ the node ID is the inode number.
+ */
+#define NODE_REC_BIT (1ULL << 62)
+/* Set besides NODE_REC_BIT: an extra inode of a file (inodes.h), a
+ * record of its own. */
+#define NODE_EXTRA_BIT (1ULL << 63)
+#define NODE_REC_BITS 24
+#define NODE_REC_MAX ((1U << NODE_REC_BITS) - 1)
+
+/* node_id - the node ID the kernel knows @n by: its record's, else its
+ * inode number. */
+static inline uint64_t node_id(const struct node *n)
+{
+	if (!n->rec)
+		return node_ino(n);
+	return NODE_REC_BIT | (uint64_t)n->rec << NODE_KIND_BITS | n->kind;
+}
+
+/* node_id_rec - the record of node ID @id (a node's, or an extra
+ * inode's), or 0 when it names none. */
+static inline uint32_t node_id_rec(uint64_t id)
+{
+	uint64_t high = id & ~NODE_EXTRA_BIT;
+
+	if ((high >> (NODE_KIND_BITS + NODE_REC_BITS)) !=
+	    (NODE_REC_BIT >> (NODE_KIND_BITS + NODE_REC_BITS)))
+		return 0;
+	return (uint32_t)(id >> NODE_KIND_BITS) & NODE_REC_MAX;
+}
 
 /* A record's bytes in the shared area. */
 #define RECORD_BYTES 64

@@ -71,7 +71,7 @@ struct keep_header {
 /* Every field but the content is read and written as an atomic. */
 struct keep_slot {
 	uint64_t word; /* WORD(seq, state) */
-	uint64_t ino;
+	uint64_t ino; /* keep_put()'s numbers: an inode, or a rewind's */
 	uint64_t node;
 	uint64_t len;
 	union {

@@ -138,8 +138,12 @@ void keep_unmap(struct keep *k);
 /*
  * keep_put - copy the @len bytes at @data (the content of a file being
  * opened; @len may be 0, @data then NULL) into the store, with two
- * numbers the caller wants back: @ino, the inode number the kernel
- * opens, and @node, what the caller needs to rebuild its attributes.
+ * numbers the caller wants back, which the keep never reads: for an
+ * open (opens.h), @ino the inode number the kernel opens and @node its
+ * node ID, what the caller needs to rebuild its attributes; for a
+ * rewind's snapshot, @ino its thread's pid and the rewind's number
+ * (opens.c, rewind_ino()) and @node the handle of the open it rewinds,
+ * tagged KEEP_HANDLE_TAG.
  * The content is in a slot claimed and not yet committed (keep_commit()),
  * which *@handle names; this process's keep_get() serves it at once.
  * 0; -ENOSPC when no slot is free or no run of pages long enough is;
@@ -184,7 +188,8 @@ void keep_drop(struct keep *k, uint64_t handle);
 
 /*
  * keep_each - call @fn(@arg, handle, ino, node) for every committed
- * content (a successor learns which inodes the kernel has open), in
+ * content, with the numbers given to keep_put() (a successor learns
+ * which inodes the kernel has open, and which snapshots rewinds took), in
  * slot order, without a lock: @fn may call any keep function, and a
  * content put or dropped meanwhile by another thread may be left out.
  */

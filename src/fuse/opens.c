@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "inode.h"
+#include "node.h"
 #include "inodes.h"
 #include "keep.h"
 #include "log.h"

@@ -17,7 +17,7 @@
 
 #include "engine.h"
 #include "exited.h"
-#include "inode.h"
+#include "node.h"
 #include "listener.h"
 #include "policy.h"
 #include "view.h"

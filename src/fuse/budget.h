@@ -70,7 +70,7 @@ struct budget_charge {
  */
 void budget_set_limits(size_t reader_bytes, size_t total_bytes);
 
-/* The namespace of a reader of what every view shows alike (fs.c). */
+/* The namespace of a reader of what every view shows alike (req.c). */
 #define BUDGET_NS_ANY UINT64_MAX
 
 /*

@@ -1,8 +1,8 @@
 /*
- * inode: packing a node into an inode number and back.
+ * node: packing a node into an inode number and back.
  */
 
-#include "inode.h"
+#include "node.h"
 
 #define VIEW_SHIFT NODE_KIND_BITS
 #define NUM0_SHIFT (VIEW_SHIFT + VIEW_SLOT_BITS)
