@@ -51,7 +51,6 @@ PAUSE_VALUE=0.05
 PAUSE_TABLE=2
 TARGET=$TRASH/target
 READERS=$BIN/helper-readers
-HEADER='pid tid cycles kernel_time user_time creation_time exit_time'
 # A container's init first lazily unmounts its copies of the timingfs
 # mounts of other tests running meanwhile (as in t2000).
 CONTAINER_INIT='umount -a -l -t fuse.timingfs 2>/dev/null; exec sleep 1000'
@@ -232,7 +231,7 @@ check_table() {
 		echo "$(wc -c <"$4") bytes, the last line cut: $(tail -n 1 "$4")"
 		return 1
 	}
-	awk -v header="$HEADER" -v pid="$1" -v count="$2" -v min="$3" '
+	awk -v header="$TABLE_HEADER" -v pid="$1" -v count="$2" -v min="$3" '
 		bad { exit 1 }
 		NR == 1 {
 			if ($0 != header) { print "line 1 is no header: " $0; bad = 1 }
@@ -412,7 +411,7 @@ start_reader_in_container() {
 	local init=$1
 	shift
 	{ in_ns "$init" bash -c "$(declare -f reader check_value check_table)
-		$(declare -p HEADER READERS)
+		$(declare -p TABLE_HEADER READERS)
 		reader \"\$@\"" - "$@" & } &&
 	kill_at_exit $! &&
 	READER_PIDS="$READER_PIDS $!" &&

@@ -47,7 +47,7 @@ cat >"$TRASH/reader.py" <<'PY'
 import errno, os, re, sys, time
 
 way, name, path, kind, d = sys.argv[1:6]
-HEADER = "pid tid cycles kernel_time user_time creation_time exit_time"
+HEADER = os.environ["TABLE_HEADER"]
 LINE = re.compile(r"[0-9]+( [0-9]+){6}")
 VALUE = re.compile(r"[0-9]+\n")
 stop = d + "/stop"

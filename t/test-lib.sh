@@ -143,7 +143,15 @@ TEST_DEBUG=${TEST_DEBUG:-}
 TEST_CHAIN_LINT=${TEST_CHAIN_LINT:-1}
 TFS_PID=
 TFS_STATUS=
+# A table's header (proc/table, threads.table): the one place under t/
+# that writes it (the C helpers read it from the environment,
+# t/lib-table.h). TABLE_VALUES: its columns after pid and tid, which
+# are also the names of a task's value files and the keys of its times
+# file, in that order.
+TABLE_HEADER='pid tid cycles kernel_time user_time creation_time exit_time'
+TABLE_VALUES=${TABLE_HEADER#pid tid }
 export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TIMINGFSCTL TRASH MNT
+export TABLE_HEADER TABLE_VALUES
 export TIMINGFS_CONTROL
 
 if [ -z "${test_description:-}" ]; then
