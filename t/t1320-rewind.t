@@ -1,6 +1,6 @@
 #!/bin/bash
-# A rewind is fresh (interface.md, "Rewinds (round five)"; "Files and
-# errors"): monitoring code keeps descriptors open and reads them again
+# A rewind is fresh (README.md, "Names and rewinds"; "Errors"):
+# monitoring code keeps descriptors open and reads them again
 # from the start; each read at offset 0 takes a new snapshot, and the
 # reads after it at other offsets continue that snapshot.
 #

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Restarts that nobody sees, for the tables (interface.md, "Restarts
-# that nobody sees (round four)"; "Files and errors"): four readers of
+# Restarts that nobody sees, for the tables (README.md, "Restarts that
+# nobody sees"; "Errors"): four readers of
 # proc/table, each in a loop without a pause, one by read(2), two by
 # sendfile(2) and one by splice(2), and two readers of value files
 # (proc/self/cycles, groups/0/cpu0/idle_cycles) by read(2), all in a
@@ -13,8 +13,8 @@
 # then lines of 7 integers, no thread twice, the last line ending in a
 # newline; a value is a number and a newline. Each reader's reads are
 # counted and said, with each failure and how long after which restart
-# it came (field-notes.md, round five: 2 failed opens, ENOENT or EIO,
-# in about 5,600 reads through 30 kills).
+# it came (it was written for 2 failed opens, ENOENT or EIO, seen once in
+# about 5,600 reads through 30 kills).
 #
 # No bound of time is asserted (t2200 and t2201 have those): this test
 # holds under the sanitizers too.
