@@ -91,11 +91,7 @@ restart_setup() {
 	INIT=${INITS%% *} &&
 	RUNC_WHY=$(runc_why) &&
 	echo "runc: ${RUNC_WHY:-runs containers here}" &&
-	{ "$BIN/helper-many" $THREADS >"$TRASH/many.out" & } &&
-	MANY=$! &&
-	kill_at_exit $MANY &&
-	wait_file "$TRASH/many.out" "" 30 &&
-	test "$(cat "$TRASH/many.out")" = "$MANY ready" &&
+	start_many $THREADS "$TRASH/many.out" &&
 	test "$(ls /proc/$MANY/task | wc -l)" = $THREADS &&
 	# Tables read from each thread's files: a kill must land inside
 	# some table's read (restarts_under_readers), and a table from one

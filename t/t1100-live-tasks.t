@@ -400,11 +400,7 @@ test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
 # lists exactly what the kernel lists, and a listing read from any
 # offset lands on an entry or at its end.
 test_expect_success 'setup: a process of 2,000 threads' '
-	{ "$BIN/helper-many" 2000 >"$TRASH/many" & } &&
-	MANY=$! &&
-	kill_at_exit "$MANY" &&
-	wait_file "$TRASH/many" "" 30 &&
-	test "$(cat "$TRASH/many")" = "$MANY ready"
+	start_many 2000 "$TRASH/many"
 '
 
 test_expect_success 'a process of 2,000 threads: threads/ is its task/' '

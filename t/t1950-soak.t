@@ -40,7 +40,6 @@ FILES_FLOOR=1000
 # memory resident by design, so the daemon's RSS is no measure of its
 # own (its descriptors are), and the churner's forks and thread starts
 # cost many times more: it promises a quarter of the churn.
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 if test_have_prereq ASAN; then
 	THREAD_RATE=200
 	FORK_RATE=20

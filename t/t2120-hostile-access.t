@@ -31,15 +31,7 @@ if ! setpriv --reuid=$OWNER --regid=$OWNER --clear-groups test -x "$MNT"; then
 	exit 1
 fi
 
-cleanup_hostile() {
-	kill_cleanup_pids
-	unmount_timingfs >/dev/null 2>&1
-	if is_mounted "$HPROC"; then
-		umount "$HPROC" 2>/dev/null || umount -l "$HPROC"
-	fi
-	is_mounted "$HPROC" || cleanup
-}
-trap cleanup_hostile EXIT
+trap cleanup_hproc EXIT
 
 as_owner() { setpriv --reuid=$OWNER --regid=$OWNER --clear-groups "$@"; }
 as_other() { setpriv --reuid=$OTHER --regid=$OTHER --clear-groups "$@"; }

@@ -27,7 +27,6 @@ link to; ten containers in a row leave nothing behind.'
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot start containers"
 require_runc
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 # proc_sys_mounts PID: how many mounts the mount namespace of PID has
 # on /proc/sys (runc's read-only one: 1).

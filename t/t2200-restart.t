@@ -38,7 +38,6 @@ test_have_prereq ROOT || skip_all "not root: cannot make a container"
 test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare)"
 
 . "$TEST_DIRECTORY/lib-restart.sh"
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 KILLS=20
 KILLS_NO_RESEND=20
