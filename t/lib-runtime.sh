@@ -28,7 +28,7 @@ runtime_rootfs() {
 	sh -c 'echo $$; exec readlink $T/proc/self'
 	kill $!
 	EOF
-	printf 'H="%%s"\n' "$TABLE_HEADER" >"$RT/out/reader.sh" &&
+	printf 'H="%s"\n' "$TABLE_HEADER" >"$RT/out/reader.sh" &&
 	cat >>"$RT/out/reader.sh" <<-\EOF
 	while [ ! -e /out/stop ]; do
 		v=$(cat $T/proc/1/cycles) || echo "cycles: failed" >>/out/err
