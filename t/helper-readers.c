@@ -50,8 +50,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib-table.h"
+
 #define CHUNK (1 << 20)
-#define HEADER "pid tid cycles kernel_time user_time creation_time exit_time\n"
 
 /* HELPER_READERS_ANSWERS's file, or NULL. */
 static FILE *answers;
@@ -339,14 +340,14 @@ static bool seen_twice(struct seen *s, uint64_t key)
 /* What is wrong with table @t of @len bytes, or NULL. */
 static const char *table_fault(const char *t, size_t len, long pid, long count)
 {
-	size_t hl = strlen(HEADER), lines = 0;
+	size_t hl = strlen(table_header), lines = 0;
 	const char *p = t + hl, *end = t + len, *nl, *fault = NULL;
 	unsigned long long v[7];
 	struct seen s;
 	long mine = 0;
 	int used;
 
-	if (len < hl || memcmp(t, HEADER, hl))
+	if (len < hl || memcmp(t, table_header, hl))
 		return "no header";
 	if (t[len - 1] != '\n')
 		return "not whole lines";
@@ -410,6 +411,7 @@ int main(int argc, char **argv)
 	const char *log = getenv("HELPER_READERS_ANSWERS");
 	int fd, ret;
 
+	table_header_init("helper-readers");
 	if (log && *log && !(answers = fopen(log, "a")))
 		return fail(log);
 	if (!strcmp(op, "tables") && argc == 7)

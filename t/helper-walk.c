@@ -52,10 +52,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib-table.h"
+
 #define REPORT_MAX 20
 #define ERRNO_MAX 256
-#define TABLE_HEADER \
-	"pid tid cycles kernel_time user_time creation_time exit_time\n"
 
 static struct {
 	unsigned long long rounds, files, tables, lists, exited, enoent, errors,
@@ -237,9 +237,9 @@ static const char *check_table(const char *text, uint64_t pid, bool *exited)
 	uint64_t v;
 	int i;
 
-	if (strncmp(text, TABLE_HEADER, strlen(TABLE_HEADER)) != 0)
+	if (strncmp(text, table_header, strlen(table_header)) != 0)
 		return text;
-	text += strlen(TABLE_HEADER);
+	text += strlen(table_header);
 	while (*text) {
 		line = text;
 		for (i = 0; i < 7; i++) {
@@ -743,6 +743,7 @@ int main(int argc, char **argv)
 	size_t rotate;
 	int opt;
 
+	table_header_init("helper-walk");
 	while ((opt = getopt(argc, argv, "s:r:")) != -1) {
 		if (opt == 's')
 			seconds = strtoul(optarg, NULL, 10);

@@ -1,5 +1,5 @@
 # lib-restart.sh: the readers and the looks at a daemon that the tests
-# of restarts share (t2200: kills; t2201: upgrades). A script sources
+# of restarts share (t2200: kills; t2201: upgrades; t2205: both). A script sources
 # test-lib.sh, then this file, and runs restart_setup in its first test.
 #
 # The readers, each a loop of its own until told to stop, each logging
@@ -51,7 +51,6 @@ PAUSE_VALUE=0.05
 PAUSE_TABLE=2
 TARGET=$TRASH/target
 READERS=$BIN/helper-readers
-HEADER='pid tid cycles kernel_time user_time creation_time exit_time'
 # A container's init first lazily unmounts its copies of the timingfs
 # mounts of other tests running meanwhile (as in t2000).
 CONTAINER_INIT='umount -a -l -t fuse.timingfs 2>/dev/null; exec sleep 1000'
@@ -92,11 +91,7 @@ restart_setup() {
 	INIT=${INITS%% *} &&
 	RUNC_WHY=$(runc_why) &&
 	echo "runc: ${RUNC_WHY:-runs containers here}" &&
-	{ "$BIN/helper-many" $THREADS >"$TRASH/many.out" & } &&
-	MANY=$! &&
-	kill_at_exit $MANY &&
-	wait_file "$TRASH/many.out" "" 30 &&
-	test "$(cat "$TRASH/many.out")" = "$MANY ready" &&
+	start_many $THREADS "$TRASH/many.out" &&
 	test "$(ls /proc/$MANY/task | wc -l)" = $THREADS &&
 	# Tables read from each thread's files: a kill must land inside
 	# some table's read (restarts_under_readers), and a table from one
@@ -104,6 +99,86 @@ restart_setup() {
 	# the pass are t2205's (tasks = auto).
 	write_config "$TRASH/restart.conf" format.units=windows \
 		sources.tasks=procfs
+}
+
+# The daemon of the upgrades (t2201, t2205) runs from here; each upgrade
+# installs another build here.
+DAEMON=$TRASH/sbin/timingfs
+
+# install_daemon FILE: FILE installed at DAEMON as a package manager
+# installs a binary: copied beside it, then renamed over it (the
+# running file cannot be written).
+install_daemon() {
+	cp "$1" "$DAEMON.new" && mv -f "$DAEMON.new" "$DAEMON"
+}
+
+# upgrade_setup: the versions of the two builds the upgrades go between
+# in $VERSION_NOW ($TIMINGFS) and $VERSION_NEXT (t/bin/timingfs-next,
+# the daemon as version VERSION+next), which differ; $TIMINGFS
+# installed at DAEMON.
+upgrade_setup() {
+	VERSION_NOW=$("$TIMINGFS" --version |
+		sed -n "s/^timingfs version //p") &&
+	VERSION_NEXT=$("$BIN/timingfs-next" --version |
+		sed -n "s/^timingfs version //p") &&
+	test -n "$VERSION_NOW" && test -n "$VERSION_NEXT" &&
+	test "$VERSION_NOW" != "$VERSION_NEXT" &&
+	mkdir -p "$TRASH/sbin" &&
+	install_daemon "$TIMINGFS"
+}
+
+# random_pause: sleep a random 0.05-0.5 s.
+random_pause() {
+	sleep "$(printf 0.%03d $((50 + RANDOM % 451)))"
+}
+
+# kill_servers MNT SUP N LOG: N times, after a random 0.05-0.5 s,
+# SIGKILL to SUP's server, each time once the last one's successor
+# serves (server number K serves before kill K), so that every kill
+# hits a live server; a line "TIME PID" for each kill in the file LOG
+# (restarts_under_readers).
+kill_servers() {
+	local mnt=$1 sup=$2 n=$3 log=$4 k
+	for k in $(seq 1 "$n"); do
+		random_pause &&
+		wait_successor "$mnt" "$sup" "$k" &&
+		echo "$EPOCHREALTIME $spid" >>"$log" &&
+		kill -KILL "$spid" || return 1
+	done &&
+	wait_successor "$mnt" "$sup" $((n + 1))
+}
+
+# upgrade_servers MNT SUP N LOG [FROM]: N upgrades of SUP's server,
+# after a random 0.05-0.5 s, each once server number FROM + K - 1 (FROM
+# 1 unless given) serves with the version last installed (upgrade_setup
+# installs $VERSION_NOW), to the other build (install_daemon, then
+# timingfsctl upgrade, which must exit 0); a line "TIME PID" for each
+# in the file LOG (restarts_under_readers). Last, server FROM + N
+# serves with the version last installed.
+upgrade_servers() {
+	local mnt=$1 sup=$2 n=$3 log=$4 from=${5:-1} k want=$VERSION_NOW
+	for k in $(seq 0 $((n - 1))); do
+		random_pause &&
+		wait_successor "$mnt" "$sup" $((from + k)) &&
+		grep -x "version $want" "$TRASH/info.out" >/dev/null || {
+			echo "server $((from + k)): info says" \
+				"$(grep "^version" "$TRASH/info.out"), not $want"
+			return 1
+		}
+		if [ "$want" = "$VERSION_NOW" ]; then
+			install_daemon "$BIN/timingfs-next" && want=$VERSION_NEXT
+		else
+			install_daemon "$TIMINGFS" && want=$VERSION_NOW
+		fi &&
+		echo "$EPOCHREALTIME $spid" >>"$log" &&
+		"$TIMINGFSCTL" upgrade >"$TRASH/upgrade.out" 2>&1 || {
+			echo "upgrade $((k + 1)): timingfsctl upgrade failed:"
+			cat "$TRASH/upgrade.out"
+			return 1
+		}
+	done &&
+	wait_successor "$mnt" "$sup" $((from + n)) &&
+	grep -x "version $want" "$TRASH/info.out"
 }
 
 # conn_of MOUNTINFO DIR: the FUSE connection of the mount at DIR in
@@ -152,7 +227,7 @@ check_table() {
 		echo "$(wc -c <"$4") bytes, the last line cut: $(tail -n 1 "$4")"
 		return 1
 	}
-	awk -v header="$HEADER" -v pid="$1" -v count="$2" -v min="$3" '
+	awk -v header="$TABLE_HEADER" -v pid="$1" -v count="$2" -v min="$3" '
 		bad { exit 1 }
 		NR == 1 {
 			if ($0 != header) { print "line 1 is no header: " $0; bad = 1 }
@@ -332,7 +407,7 @@ start_reader_in_container() {
 	local init=$1
 	shift
 	{ in_ns "$init" bash -c "$(declare -f reader check_value check_table)
-		$(declare -p HEADER READERS)
+		$(declare -p TABLE_HEADER READERS)
 		reader \"\$@\"" - "$@" & } &&
 	kill_at_exit $! &&
 	READER_PIDS="$READER_PIDS $!" &&

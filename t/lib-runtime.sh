@@ -28,8 +28,8 @@ runtime_rootfs() {
 	sh -c 'echo $$; exec readlink $T/proc/self'
 	kill $!
 	EOF
-	cat >"$RT/out/reader.sh" <<-\EOF
-	H="pid tid cycles kernel_time user_time creation_time exit_time"
+	printf 'H="%s"\n' "$TABLE_HEADER" >"$RT/out/reader.sh" &&
+	cat >>"$RT/out/reader.sh" <<-\EOF
 	while [ ! -e /out/stop ]; do
 		v=$(cat $T/proc/1/cycles) || echo "cycles: failed" >>/out/err
 		case $v in "" | *[!0-9]*) echo "cycles: [$v]" >>/out/err ;; esac
@@ -88,11 +88,11 @@ whole_reads() {
 	test "$(sed -n 1p whole.out)" = 1 && test "$(sed -n 2p whole.out)" = 1 &&
 	head -1 "$RT/out/values" | grep -Ex "[0-9]+" &&
 	sed -n 2,6p "$RT/out/values" | cut -d" " -f1 | tr "\n" " " |
-		grep -x "cycles kernel_time user_time creation_time exit_time " &&
+		grep -x "$TABLE_VALUES " &&
 	tail -1 "$RT/out/values" | grep -Ex "[0-9]+" &&
 	for t in table threads.table; do
 		head -1 "$RT/out/$t" |
-			grep -x "pid tid cycles kernel_time user_time creation_time exit_time" &&
+			grep -x "$TABLE_HEADER" &&
 		sed 1d "$RT/out/$t" >lines &&
 		grep "^1 1 " lines &&
 		! grep -Evx "[0-9]+( [0-9]+){6}" lines &&

@@ -400,11 +400,7 @@ test_expect_success 'a task gone is ENOENT at open, and leaves the tree' '
 # lists exactly what the kernel lists, and a listing read from any
 # offset lands on an entry or at its end.
 test_expect_success 'setup: a process of 2,000 threads' '
-	{ "$BIN/helper-many" 2000 >"$TRASH/many" & } &&
-	MANY=$! &&
-	kill_at_exit "$MANY" &&
-	wait_file "$TRASH/many" "" 30 &&
-	test "$(cat "$TRASH/many")" = "$MANY ready"
+	start_many 2000 "$TRASH/many"
 '
 
 test_expect_success 'a process of 2,000 threads: threads/ is its task/' '
@@ -424,7 +420,7 @@ test_expect_success 'its threads read: the last one listed, and its times' '
 # of each: cycles * 10^7 / tsc_hz in 100-ns units.
 test_expect_success 'its threads.table: every thread, each line consistent' '
 	{ read -r header && cat >rows; } <"$MNT/proc/$MANY/threads.table" &&
-	test "$header" = "pid tid cycles kernel_time user_time creation_time exit_time" &&
+	test "$header" = "$TABLE_HEADER" &&
 	cut -d" " -f2 rows | sort -n >tids &&
 	test_cmp expect tids &&
 	test -z "$(cut -d" " -f1 rows | sort -u | grep -vx "$MANY")" &&
@@ -439,8 +435,7 @@ test_expect_success 'proc/table: every process, the big one whole' '
 	grep -c "^$MANY " "$MNT/proc/table" >count &&
 	test "$(cat count)" = 2000 &&
 	grep -q "^$$ $$ " "$MNT/proc/table" &&
-	test "$(head -n 1 "$MNT/proc/table")" = \
-		"pid tid cycles kernel_time user_time creation_time exit_time"
+	test "$(head -n 1 "$MNT/proc/table")" = "$TABLE_HEADER"
 '
 
 test_expect_success 'readdir from every offset lands on an entry or ends' '

@@ -77,9 +77,10 @@ test_expect_success 'setup: the tree mounted, in nanoseconds' '
 # kernel_time + user_time is its runtime. Prints what is wrong (the
 # first 20 threads of it).
 check_table() {
-	awk -v first="$FIRST" -v last="$LAST" -v pid="$PID" '
+	awk -v first="$FIRST" -v last="$LAST" -v pid="$PID" \
+		-v header="$TABLE_HEADER" '
 	FNR == 1 {
-		if ($0 != "pid tid cycles kernel_time user_time creation_time exit_time")
+		if ($0 != header)
 			{ print FILENAME ": header " $0; bad++ }
 		next
 	}

@@ -27,7 +27,6 @@ RSS_MAX_KIB=16384
 
 # A sanitized build (make check-sanitize) keeps freed memory resident
 # by design: its RSS is no measure of the daemon's (as in t1950).
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 # ---- the readers -------------------------------------------------------
 #
@@ -548,11 +547,7 @@ test_expect_success 'setup: the live tree; a process of 3,000 threads' '
 	test "$TFS_STATUS" = 0 &&
 	write_config "$TRASH/live.conf" exited.keep=0 &&
 	mount_timingfs "$TRASH/live.conf" &&
-	{ "$BIN/helper-many" $MANY_THREADS >many.out & } &&
-	MANY=$! &&
-	kill_at_exit "$MANY" &&
-	wait_file many.out "" 30 &&
-	test "$(cat many.out)" = "$MANY ready" &&
+	start_many $MANY_THREADS many.out &&
 	{ wait_for 20 table_lists "$MANY" $MANY_THREADS ||
 		{ echo "threads.table lists $n threads"; false; }; } &&
 	test "$n" = $MANY_THREADS

@@ -1,6 +1,6 @@
 #!/bin/bash
-# A rewind is fresh (interface.md, "Rewinds (round five)"; "Files and
-# errors"): monitoring code keeps descriptors open and reads them again
+# A rewind is fresh (README.md, "Names and rewinds"; "Errors"):
+# monitoring code keeps descriptors open and reads them again
 # from the start; each read at offset 0 takes a new snapshot, and the
 # reads after it at other offsets continue that snapshot.
 #
@@ -29,7 +29,6 @@ user_time and times show the value now; a rewound threads.table read in
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 
-HEADER='pid tid cycles kernel_time user_time creation_time exit_time'
 
 cat >"$TRASH/rewind.py" <<'PY'
 import os, sys, time
@@ -150,7 +149,7 @@ cat >"$TRASH/table.py" <<'PY'
 import os, re, subprocess, sys, threading
 
 mnt = os.environ["MNT"]
-HEADER = os.environ["HEADER"]
+HEADER = os.environ["TABLE_HEADER"]
 LINE = re.compile(r"^[0-9]+( [0-9]+){6}$")
 p = subprocess.Popen([sys.executable, os.environ["TRASH"] + "/threads.py", "10"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -279,7 +278,7 @@ test_expect_success PYTHON3 'kept descriptors of cycles, user_time, times: a rew
 '
 
 test_expect_success PYTHON3 'threads.table rewound, read in 37-byte chunks: one whole new snapshot' '
-	HEADER=$HEADER bounded 60 python3 "$TRASH/table.py"
+	bounded 60 python3 "$TRASH/table.py"
 '
 
 test_done

@@ -1,6 +1,6 @@
 #!/bin/bash
-# What a walk asks of the daemon (interface.md, what one reader's access
-# costs): a revalidating LOOKUP answers the node ID the kernel holds, so
+# What a walk asks of the daemon, what one reader's access costs it: a
+# revalidating LOOKUP answers the node ID the kernel holds, so
 # a walk never costs a FORGET and a second LOOKUP of the same name; the
 # kernel keeps names where the view allows; a listing answers its
 # directories' lookups (READDIRPLUS).

@@ -33,17 +33,7 @@ OTHER_GID=4343
 HPROC=$TRASH/hproc
 export NOBODY GID OTHER_GID HPROC BIN MNT
 
-# Our procfs goes once the daemon that reads it is gone, and before
-# test-lib's cleanup removes $TRASH, which must not recurse into it.
-cleanup_access() {
-	kill_cleanup_pids
-	unmount_timingfs >/dev/null 2>&1
-	if is_mounted "$HPROC"; then
-		umount "$HPROC" 2>/dev/null || umount -l "$HPROC"
-	fi
-	is_mounted "$HPROC" || cleanup
-}
-trap cleanup_access EXIT
+trap cleanup_hproc EXIT
 
 as_nobody() {
 	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"

@@ -43,7 +43,6 @@ FILES_FLOOR=1000
 # memory resident by design, so the daemon's RSS is no measure of its
 # own (its descriptors are), and the churner's forks and thread starts
 # cost many times more: it promises a quarter of the churn.
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 if test_have_prereq ASAN; then
 	THREAD_RATE=200
 	FORK_RATE=20
@@ -99,10 +98,11 @@ fake_tree() {
 	echo 12 >"$d/groups/0/cpu0/idle_cycles" &&
 	echo 0 >"$d/groups/0/cpu0/cpu" &&
 	ln -s 7 "$d/proc/self" &&
-	printf "pid tid cycles kernel_time user_time creation_time exit_time\n7 7 3 1 0 5 0\n7 8 3 1 0 5 9\n" >"$d/proc/table" &&
+	printf "%s\n7 7 3 1 0 5 0\n7 8 3 1 0 5 9\n" "$TABLE_HEADER" \
+		>"$d/proc/table" &&
 	cp "$d/proc/table" "$d/proc/7/threads.table" &&
 	for f in proc/7 proc/7/threads/7 proc/7/threads/8; do
-		for v in cycles kernel_time user_time creation_time exit_time; do
+		for v in $TABLE_VALUES; do
 			echo 1 >"$d/$f/$v" || return 1
 		done &&
 		printf "cycles 3\nkernel_time 1\nuser_time 0\ncreation_time 5\nexit_time 0\n" >"$d/$f/times" ||

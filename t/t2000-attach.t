@@ -18,7 +18,6 @@ TEST_OTHER_USERS=1 # a caller that is not root runs timingfsctl from $TRASH
 . "$(dirname "$0")/test-lib.sh"
 require_fuse
 test_have_prereq ROOT || skip_all "not root: cannot make containers"
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 N=20
 TARGET=$TRASH/target

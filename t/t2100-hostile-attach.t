@@ -1,6 +1,6 @@
 #!/bin/bash
-# Hostile containers against the control plane (interface.md, "Tenants":
-# mounts it made, and nothing else; the control plane never waits on a
+# Hostile containers against the control plane (README.md, "Security":
+# "Mounts", mounts it made, and nothing else; the control plane never waits on a
 # container). Each container is made by unshare -m -p -f --mount-proc
 # and acts as its root would: it replaces the path to its mount with a
 # symbolic link to one of its own protections (a read-only /proc/sys, as

@@ -17,7 +17,6 @@ test_have_prereq ROOT || skip_all "not root: cannot read as other users"
 test_have_prereq SETPRIV || skip_all "no setpriv (util-linux)"
 # A sanitized build keeps shadow memory and freed blocks aside: its
 # resident memory is no measure of the daemon's.
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 HOG=$((2110000000 + $$ % 100000))
 OTHER=$((HOG + 1))
@@ -64,7 +63,7 @@ hogs_reported() {
 # table_whole FILE PID N: FILE is a proc/table: the header, lines of 7
 # integers, N of them of process PID.
 table_whole() {
-	head -n 1 "$1" | grep -qx 'pid tid cycles kernel_time user_time creation_time exit_time' &&
+	head -n 1 "$1" | grep -qx "$TABLE_HEADER" &&
 	test "$(tail -n +2 "$1" | grep -cvE '^[0-9]+( [0-9]+){6}$')" = 0 &&
 	test "$(grep -c "^$2 " "$1")" = "$3"
 }
@@ -77,11 +76,7 @@ field() {
 test_expect_success 'setup: the live tree; a process of 1,000 threads' '
 	write_config live.conf exited.keep=0 &&
 	mount_timingfs live.conf -o allow_other &&
-	{ "$BIN/helper-many" $MANY_THREADS >many.out & } &&
-	MANY=$! &&
-	kill_at_exit "$MANY" &&
-	wait_file many.out "" 30 &&
-	test "$(cat many.out)" = "$MANY ready" &&
+	start_many $MANY_THREADS many.out &&
 	wait_for 20 test -e "$MNT/proc/$MANY/threads/$(ls /proc/$MANY/task | sort -n | tail -n 1)" &&
 	cat "$MNT/proc/table" >table.root &&
 	table_whole table.root "$MANY" $MANY_THREADS

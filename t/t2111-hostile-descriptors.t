@@ -35,11 +35,7 @@ test_expect_success 'setup: the live tree, started with a soft limit of 256 desc
 	ulimit -Sn 256 &&
 	mount_timingfs live.conf &&
 	ulimit -Sn "$HARD" &&
-	{ "$BIN/helper-many" $THREADS >many.out & } &&
-	MANY=$! &&
-	kill_at_exit "$MANY" &&
-	wait_file many.out "" 30 &&
-	test "$(cat many.out)" = "$MANY ready" &&
+	start_many $THREADS many.out &&
 	wait_for 20 test -e "$MNT/proc/$MANY/threads/$(ls /proc/$MANY/task | sort -n | tail -n 1)" &&
 	cat "$MNT"/proc/$MANY/threads/*/cycles >walk &&
 	test "$(wc -l <walk)" = $THREADS &&

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile tenants, access (interface.md, "Tenants"): who may see a task
+# Hostile tenants, access (README.md, "Security"): who may see a task
 # is decided as procfs decides, side by side with a procfs mounted here
 # with the same hidepid= and gid=; a reopen of a file whose number
 # another task took is not that task; and no sequence of lookups makes
@@ -10,8 +10,8 @@
 # theirs. The targets are a process of OWNER, one of OTHER, one of OWNER
 # that is not dumpable (prctl), and a copy of the same helper, setuid
 # OTHER, started by OWNER (real uid OWNER, effective and saved OTHER).
-# procfs says EPERM where timingfs says EACCES (interface.md, Access):
-# the same refusal, compared as one.
+# procfs says EPERM where timingfs says EACCES (README.md, "Access:
+# hidepid"): the same refusal, compared as one.
 test_description='Hostile tenants: access decided as procfs decides,
 compared with procfs; a reopened file whose number another task took;
 passes over /proc rate-limited per view.'
@@ -31,15 +31,7 @@ if ! setpriv --reuid=$OWNER --regid=$OWNER --clear-groups test -x "$MNT"; then
 	exit 1
 fi
 
-cleanup_hostile() {
-	kill_cleanup_pids
-	unmount_timingfs >/dev/null 2>&1
-	if is_mounted "$HPROC"; then
-		umount "$HPROC" 2>/dev/null || umount -l "$HPROC"
-	fi
-	is_mounted "$HPROC" || cleanup
-}
-trap cleanup_hostile EXIT
+trap cleanup_hproc EXIT
 
 as_owner() { setpriv --reuid=$OWNER --regid=$OWNER --clear-groups "$@"; }
 as_other() { setpriv --reuid=$OTHER --regid=$OTHER --clear-groups "$@"; }

@@ -1,6 +1,6 @@
 #!/bin/bash
-# A name is the task it was (interface.md, "Names and identities (round
-# five)", "Tenants", "Exited tasks").
+# A name is the task it was (README.md, "Names and rewinds", "Security":
+# "Seeing", "Exited tasks").
 #
 # In a PID namespace of its own, whose numbers are taken again at will
 # (ns_last_pid), a process A of uid X (nobody) is held three ways by a
@@ -402,8 +402,9 @@ test_expect_success UNSHARE,PYTHON3 'invisible: A'"'"'s number taken by the same
 '
 
 # Root sees every task under invisible too: what it held of A must not
-# become B's because B is visible to it (the case of field-notes.md,
-# round five).
+# become B's because B is visible to it: access lets root read B, so
+# only the name's identity (README.md, "Names and rewinds") keeps A's
+# names from B's data.
 test_expect_success UNSHARE,PYTHON3 'invisible, a root reader: A'"'"'s number taken by another uid: ENOENT, never its data' '
 	both inv-root invisible gone 0 $OTHER
 '

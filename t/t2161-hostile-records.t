@@ -1,6 +1,6 @@
 #!/bin/bash
-# Hostile tenants, records (interface.md, "Tenants", "Names and
-# identities"): the records of the names a reader makes the kernel keep
+# Hostile tenants, records (README.md, "Security": "Names under
+# `proc/`"; "Names and rewinds"): the records of the names a reader makes the kernel keep
 # are bounded per uid (RECORDS_PER_UID, inodes.h), and charged to it.
 #
 # nobody holds O_PATH descriptors of the directories of its own exited

@@ -38,7 +38,6 @@ test_have_prereq ROOT || skip_all "not root: cannot make a container"
 test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare)"
 
 . "$TEST_DIRECTORY/lib-restart.sh"
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 KILLS=20
 KILLS_NO_RESEND=20
@@ -46,21 +45,6 @@ MNT2=$TRASH/mnt-no-resend
 TFS2_PID=
 
 trap 'cleanup_restart TFS2 "$MNT2"' EXIT
-
-# kill_servers MNT SUP N KILLS: N times, after a random 0.05-0.5 s,
-# SIGKILL to SUP's server, each time waiting for its successor, so that
-# every kill hits a live server; a line "TIME PID" for each kill in the
-# file KILLS (restarts_under_readers).
-kill_servers() {
-	local mnt=$1 sup=$2 n=$3 log=$4 k
-	for k in $(seq 1 "$n"); do
-		sleep "$(printf 0.%03d $((50 + RANDOM % 451)))" &&
-		wait_successor "$mnt" "$sup" "$k" &&
-		echo "$EPOCHREALTIME $spid" >>"$log" &&
-		kill -KILL "$spid" || return 1
-	done &&
-	wait_successor "$mnt" "$sup" $((n + 1))
-}
 
 # answered_from_copy NAME: how many times NAME's daemon said it answered
 # requests from its own copy of what the dead server had read.

@@ -34,61 +34,14 @@ test_have_prereq ROOT || skip_all "not root: cannot make a container"
 test_have_prereq UNSHARE || skip_all "no PID namespaces (unshare)"
 
 . "$TEST_DIRECTORY/lib-restart.sh"
-test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 UPGRADES=10
-# The daemon runs from here; each upgrade installs another build here.
-DAEMON=$TRASH/sbin/timingfs
-VERSION_NOW=$("$TIMINGFS" --version | sed -n "s/^timingfs version //p")
-VERSION_NEXT=$("$BIN/timingfs-next" --version |
-	sed -n "s/^timingfs version //p")
 
 trap 'cleanup_restart' EXIT
 
-# install_daemon FILE: FILE installed at DAEMON as a package manager
-# installs a binary: copied beside it, then renamed over it (the
-# running file cannot be written).
-install_daemon() {
-	cp "$1" "$DAEMON.new" && mv -f "$DAEMON.new" "$DAEMON"
-}
-
-# upgrade_servers MNT SUP N LOG: N times, after a random 0.05-0.5 s,
-# the other build installed and timingfsctl upgrade (which must exit
-# 0), each time once the last upgrade's server serves, with the version
-# just installed; a line "TIME PID" for each upgrade in the file LOG
-# (restarts_under_readers).
-upgrade_servers() {
-	local mnt=$1 sup=$2 n=$3 log=$4 k want=$VERSION_NOW
-	for k in $(seq 1 "$n"); do
-		sleep "$(printf 0.%03d $((50 + RANDOM % 451)))" &&
-		wait_successor "$mnt" "$sup" "$k" &&
-		grep -x "version $want" "$TRASH/info.out" >/dev/null || {
-			echo "upgrade $((k - 1)): info says" \
-				"$(grep "^version" "$TRASH/info.out"), not $want"
-			return 1
-		}
-		if [ "$want" = "$VERSION_NOW" ]; then
-			install_daemon "$BIN/timingfs-next" && want=$VERSION_NEXT
-		else
-			install_daemon "$TIMINGFS" && want=$VERSION_NOW
-		fi &&
-		echo "$EPOCHREALTIME $spid" >>"$log" &&
-		"$TIMINGFSCTL" upgrade >"$TRASH/upgrade.out" 2>&1 || {
-			echo "upgrade $k: timingfsctl upgrade failed:"
-			cat "$TRASH/upgrade.out"
-			return 1
-		}
-	done &&
-	wait_successor "$mnt" "$sup" $((n + 1)) &&
-	grep -x "version $want" "$TRASH/info.out"
-}
-
 test_expect_success 'setup: a container, a process of 3,000 threads' '
 	restart_setup &&
-	test -n "$VERSION_NOW" && test -n "$VERSION_NEXT" &&
-	test "$VERSION_NOW" != "$VERSION_NEXT" &&
-	mkdir -p "$TRASH/sbin" &&
-	install_daemon "$TIMINGFS"
+	upgrade_setup
 '
 
 test_expect_success 'a daemon started from the installed binary, attached to four containers' '

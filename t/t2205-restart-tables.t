@@ -1,6 +1,6 @@
 #!/bin/bash
-# Restarts that nobody sees, for the tables (interface.md, "Restarts
-# that nobody sees (round four)"; "Files and errors"): four readers of
+# Restarts that nobody sees, for the tables (README.md, "Restarts that
+# nobody sees"; "Errors"): four readers of
 # proc/table, each in a loop without a pause, one by read(2), two by
 # sendfile(2) and one by splice(2), and two readers of value files
 # (proc/self/cycles, groups/0/cpu0/idle_cycles) by read(2), all in a
@@ -13,8 +13,8 @@
 # then lines of 7 integers, no thread twice, the last line ending in a
 # newline; a value is a number and a newline. Each reader's reads are
 # counted and said, with each failure and how long after which restart
-# it came (field-notes.md, round five: 2 failed opens, ENOENT or EIO,
-# in about 5,600 reads through 30 kills).
+# it came (it was written for 2 failed opens, ENOENT or EIO, seen once in
+# about 5,600 reads through 30 kills).
 #
 # No bound of time is asserted (t2200 and t2201 have those): this test
 # holds under the sanitizers too.
@@ -33,11 +33,6 @@ command -v python3 >/dev/null || skip_all "no python3 (scripts/install-deps inst
 KILLS=30
 UPGRADES=10
 DIR=$TRASH/readers
-# The daemon runs from here; each upgrade installs another build here.
-DAEMON=$TRASH/sbin/timingfs
-VERSION_NOW=$("$TIMINGFS" --version | sed -n "s/^timingfs version //p")
-VERSION_NEXT=$("$BIN/timingfs-next" --version |
-	sed -n "s/^timingfs version //p")
 READER_PIDS=
 
 trap 'cleanup_restart' EXIT
@@ -52,7 +47,7 @@ cat >"$TRASH/reader.py" <<'PY'
 import errno, os, re, sys, time
 
 way, name, path, kind, d = sys.argv[1:6]
-HEADER = "pid tid cycles kernel_time user_time creation_time exit_time"
+HEADER = os.environ["TABLE_HEADER"]
 LINE = re.compile(r"[0-9]+( [0-9]+){6}")
 VALUE = re.compile(r"[0-9]+\n")
 stop = d + "/stop"
@@ -161,56 +156,6 @@ with open("%s/%s.count" % (d, name), "w") as f:
     f.write("reads %d failed %d torn %d\n" % (reads, failed, torn))
 PY
 
-# install_daemon FILE: FILE installed at DAEMON as a package manager
-# installs a binary: copied beside it, then renamed over it.
-install_daemon() {
-	cp "$1" "$DAEMON.new" && mv -f "$DAEMON.new" "$DAEMON"
-}
-
-# kill_servers N LOG: N times, after a random 0.05-0.5 s, SIGKILL to
-# the server, each time once the last one's successor serves (server
-# number K serves before kill K); a line "TIME PID" for each in LOG.
-kill_servers() {
-	local k
-	for k in $(seq 1 "$1"); do
-		sleep "$(printf 0.%03d $((50 + RANDOM % 451)))" &&
-		wait_successor "$MNT" "$TFS_PID" "$k" &&
-		echo "$EPOCHREALTIME $spid" >>"$2" &&
-		kill -KILL "$spid" || return 1
-	done &&
-	wait_successor "$MNT" "$TFS_PID" $(($1 + 1))
-}
-
-# upgrade_servers FROM N LOG: N upgrades, after a random 0.05-0.5 s,
-# each once server number FROM + K - 1 serves with the version last
-# installed, to the other build (timingfsctl upgrade exits 0); a line
-# "TIME PID" for each in LOG.
-upgrade_servers() {
-	local from=$1 n=$2 log=$3 k want=$VERSION_NOW
-	for k in $(seq 0 $((n - 1))); do
-		sleep "$(printf 0.%03d $((50 + RANDOM % 451)))" &&
-		wait_successor "$MNT" "$TFS_PID" $((from + k)) &&
-		grep -x "version $want" "$TRASH/info.out" >/dev/null || {
-			echo "server $((from + k)): info says" \
-				"$(grep "^version" "$TRASH/info.out"), not $want"
-			return 1
-		}
-		if [ "$want" = "$VERSION_NOW" ]; then
-			install_daemon "$BIN/timingfs-next" && want=$VERSION_NEXT
-		else
-			install_daemon "$TIMINGFS" && want=$VERSION_NOW
-		fi &&
-		echo "$EPOCHREALTIME $spid" >>"$log" &&
-		"$TIMINGFSCTL" upgrade >"$TRASH/upgrade.out" 2>&1 || {
-			echo "upgrade $((k + 1)): timingfsctl upgrade failed:"
-			cat "$TRASH/upgrade.out"
-			return 1
-		}
-	done &&
-	wait_successor "$MNT" "$TFS_PID" $((from + n)) &&
-	grep -x "version $want" "$TRASH/info.out"
-}
-
 # The readers' namespace: a process of POP_THREADS threads that wait, so
 # that its table spans a few pages, and the six readers; its init ends
 # when they have.
@@ -266,10 +211,7 @@ when_of() {
 }
 
 test_expect_success 'setup: a daemon started from the installed binary' '
-	test -n "$VERSION_NOW" && test -n "$VERSION_NEXT" &&
-	test "$VERSION_NOW" != "$VERSION_NEXT" &&
-	mkdir -p "$TRASH/sbin" &&
-	install_daemon "$TIMINGFS" &&
+	upgrade_setup &&
 	write_config "$TRASH/tables.conf" format.units=windows &&
 	TIMINGFS=$DAEMON start_timingfs -c "$TRASH/tables.conf" &&
 	server_started "$MNT" $TFS_PID 1 &&
@@ -287,12 +229,13 @@ test_expect_success 'setup: four readers of proc/table, two of values, each with
 '
 
 test_expect_success '30 kills of the server under the readers, each successor serving' '
-	kill_servers $KILLS "$DIR/restarts" &&
+	kill_servers "$MNT" $TFS_PID $KILLS "$DIR/restarts" &&
 	echo "server_starts $starts, server_pid $spid"
 '
 
 test_expect_success '10 upgrades under the readers, each new server serving' '
-	upgrade_servers $((KILLS + 1)) $UPGRADES "$DIR/restarts" &&
+	upgrade_servers "$MNT" $TFS_PID $UPGRADES "$DIR/restarts" \
+		$((KILLS + 1)) &&
 	echo "server_starts $starts, server_pid $spid" &&
 	test "$starts" = $((KILLS + UPGRADES + 1))
 '

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Rewinds through restarts (interface.md, "Rewinds (round five)";
-# "Restarts that nobody sees (round four)"): monitoring code keeps
+# Rewinds through restarts (README.md, "Names and rewinds": a
+# descriptor opened before a restart rewinds as before; "Restarts that
+# nobody sees"): monitoring code keeps
 # descriptors and reads them again from the start, and a restart of the
 # server must not show it a torn or an older value.
 #

@@ -49,7 +49,7 @@ reader() {
 			esac
 			if [ "$name" = table ]; then
 				head=$(printf '%s\n' "$out" | head -n 1)
-				[ "$head" = "pid tid cycles kernel_time user_time creation_time exit_time" ] ||
+				[ "$head" = "$TABLE_HEADER" ] ||
 					echo "table without its header: [$head]" >>"$TRASH/$name.err"
 				printf '%s\n' "$out" | awk 'NF != 7 { bad = 1 } END { exit bad }' ||
 					echo "a torn row" >>"$TRASH/$name.err"

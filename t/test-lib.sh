@@ -143,7 +143,15 @@ TEST_DEBUG=${TEST_DEBUG:-}
 TEST_CHAIN_LINT=${TEST_CHAIN_LINT:-1}
 TFS_PID=
 TFS_STATUS=
+# A table's header (proc/table, threads.table): the one place under t/
+# that writes it (the C helpers read it from the environment,
+# t/lib-table.h). TABLE_VALUES: its columns after pid and tid, which
+# are also the names of a task's value files and the keys of its times
+# file, in that order.
+TABLE_HEADER='pid tid cycles kernel_time user_time creation_time exit_time'
+TABLE_VALUES=${TABLE_HEADER#pid tid }
 export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TIMINGFSCTL TRASH MNT
+export TABLE_HEADER TABLE_VALUES
 export TIMINGFS_CONTROL
 
 if [ -z "${test_description:-}" ]; then
@@ -281,6 +289,17 @@ kill_at_exit() {
 	CLEANUP_PIDS="$CLEANUP_PIDS $1"
 }
 
+# start_many N OUT: a process of N threads that sleep (helper-many) in
+# the background, its pid in $MANY, killed at exit; 0 once it has
+# written "PID ready" to the file OUT (up to 30 s).
+start_many() {
+	{ "$BIN/helper-many" "$1" >"$2" & } &&
+	MANY=$! &&
+	kill_at_exit "$MANY" &&
+	wait_file "$2" "" 30 &&
+	test "$(cat "$2")" = "$MANY ready"
+}
+
 # children_of PID: the pids of PID's children, on one line, from
 # procfs (no process started to ask).
 children_of() {
@@ -379,6 +398,19 @@ wait_pids() {
 		[ "$st" = 0 ] || { echo "pid $pid exited $st" && rc=1; }
 	done
 	return "$rc"
+}
+
+# cleanup_hproc: cleanup, for a script that mounts a procfs of its own
+# at $HPROC (t1510, t2120): that procfs goes once the daemon that reads
+# it is gone, and before cleanup removes $TRASH, which must not recurse
+# into it.
+cleanup_hproc() {
+	kill_cleanup_pids
+	unmount_timingfs >/dev/null 2>&1
+	if is_mounted "$HPROC"; then
+		umount "$HPROC" 2>/dev/null || umount -l "$HPROC"
+	fi
+	is_mounted "$HPROC" || cleanup
 }
 
 # cleanup: at exit, however the script ends. The trash directory goes
@@ -534,6 +566,9 @@ test_lazy_prereq SHELLCHECK 'command -v shellcheck'
 test_lazy_prereq SCRIPT 'script -q -c true /dev/null'
 test_lazy_prereq DASH 'command -v dash'
 test_lazy_prereq PERL 'command -v perl'
+# The daemon built under the sanitizers (make check-sanitize): bounds of
+# time and of memory say nothing there.
+test_lazy_prereq ASAN 'grep -q __asan_init "$TIMINGFS"'
 
 # test_when_finished CMD...: CMD runs after the test, pass or fail, the
 # last registered first; if it fails, so does the test.
