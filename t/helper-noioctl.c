@@ -1,7 +1,7 @@
 /*
  * helper-noioctl: run a command as on a kernel before Linux 6.10, whose
  * nsfs has none of the ioctls that translate process numbers between
- * PID namespaces (README.md, "Containers": the `ioctl` and `nspid` ways
+ * PID namespaces (docs/containers.md: the `ioctl` and `nspid` ways
  * of translating): the way to test the daemon's other way of
  * translating (NSpid/NStgid lines) on this kernel.
  *

@@ -2,8 +2,8 @@
 # starts through test-lib (start_timingfs, start_timingfs_on) under
 # t/bin/helper-noioctl, as on a kernel without the nsfs ioctls that
 # translate numbers between PID namespaces (before Linux 6.10): there
-# the daemon must translate by the NSpid/NStgid lines (README.md,
-# "Containers": the `nspid` way). A script tNNNN-NAME-nspid.t sources this file, then, at its
+# the daemon must translate by the NSpid/NStgid lines (docs/containers.md:
+# the `nspid` way). A script tNNNN-NAME-nspid.t sources this file, then, at its
 # top level (not in a function), the script it runs again:
 #
 #   test_description='...'

@@ -1,5 +1,6 @@
 #!/bin/bash
-# A rewind is fresh (README.md, "Names and rewinds"; "Errors"):
+# A rewind is fresh (docs/design.md, "Rewinds";
+# timingfs(8), ERRORS):
 # monitoring code keeps descriptors open and reads them again
 # from the start; each read at offset 0 takes a new snapshot, and the
 # reads after it at other offsets continue that snapshot.

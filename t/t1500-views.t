@@ -113,8 +113,8 @@ test_expect_success UNSHARE 'setup: namespace NS1' '
 # Known since docs/containers.md's "The kernel's cache": before a namespace's
 # first request reaches the daemon, a stat of a name the host looked up
 # in the last second is answered from the kernel's cache. It must not
-# resolve: a task outside the reader's namespace is ENOENT (README.md,
-# "Containers").
+# resolve: a task outside the reader's namespace is ENOENT (docs/containers.md,
+# "Views: one mount for every namespace").
 # While only the host has read, proc/ is kept for one clock tick (src/fuse/fs.h):
 # a stat that the kernel answers alone, from its cache, is the reader's
 # own once that tick is over. Reads and listings are always (below).

@@ -3,7 +3,7 @@
 # t/bin/helper-noioctl: the nsfs ioctls that translate numbers between
 # PID namespaces fail with ENOTTY, as on a kernel before Linux 6.10, and
 # the daemon must translate by the tasks' NSpid/NStgid lines and their
-# /proc/PID/ns/pid (README.md, "Containers": the `nspid` way of
+# /proc/PID/ns/pid (docs/containers.md: the `nspid` way of
 # translating), pinned mounts of another
 # namespace included. Then info must say "pidns_translate nspid"
 # (t/lib-noioctl.sh). The trash directory is t/trash.t1501-views-nspid.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile containers against the control plane (README.md, "Security":
+# Hostile containers against the control plane (docs/design.md, "Security":
 # "Mounts", mounts it made, and nothing else; the control plane never waits on a
 # container). Each container is made by unshare -m -p -f --mount-proc
 # and acts as its root would: it replaces the path to its mount with a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile tenants, the keep (README.md, "Security": "Memory", bounded
+# Hostile tenants, the keep (docs/design.md, "Security": "Memory", bounded
 # resources per reader): every open's content lives in the keep, a value of more
 # than KEEP_INLINE bytes in a whole page of it, and each is charged to
 # its reader at what it takes there; a reader is one uid in whatever

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile tenants, access (README.md, "Security"): who may see a task
+# Hostile tenants, access (docs/design.md, "Security"): who may see a task
 # is decided as procfs decides, side by side with a procfs mounted here
 # with the same hidepid= and gid=; a reopen of a file whose number
 # another task took is not that task; and no sequence of lookups makes
@@ -10,7 +10,7 @@
 # theirs. The targets are a process of OWNER, one of OTHER, one of OWNER
 # that is not dumpable (prctl), and a copy of the same helper, setuid
 # OTHER, started by OWNER (real uid OWNER, effective and saved OTHER).
-# procfs says EPERM where timingfs says EACCES (README.md, "Access:
+# procfs says EPERM where timingfs says EACCES (docs/design.md, "Access:
 # hidepid"): the same refusal, compared as one.
 test_description='Hostile tenants: access decided as procfs decides,
 compared with procfs; a reopened file whose number another task took;

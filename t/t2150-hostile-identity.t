@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile tenants, identity (README.md, "Security": "Seeing"): a reopened file
+# Hostile tenants, identity (docs/design.md, "Security": "Seeing"): a reopened file
 # is the task it was, and a view is the reader's own for as long as
 # anything holds it.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Identity finer than a tick (README.md, "Names and rewinds"): a
+# Identity finer than a tick (docs/design.md, "Names and identities"): a
 # task reaped and its number given at once to another with
 # clone3(set_tid), at every PID namespace level, within 1 ms, so that
 # both start in the same clock tick. Every name of the first (a pread at

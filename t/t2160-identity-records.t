@@ -1,5 +1,5 @@
 #!/bin/bash
-# A name is the task it was (README.md, "Names and rewinds", "Security":
+# A name is the task it was (docs/design.md, "Names and identities", "Security":
 # "Seeing", "Exited tasks").
 #
 # In a PID namespace of its own, whose numbers are taken again at will
@@ -403,7 +403,7 @@ test_expect_success UNSHARE,PYTHON3 'invisible: A'"'"'s number taken by the same
 
 # Root sees every task under invisible too: what it held of A must not
 # become B's because B is visible to it: access lets root read B, so
-# only the name's identity (README.md, "Names and rewinds") keeps A's
+# only the name's identity (docs/design.md, "Names and identities") keeps A's
 # names from B's data.
 test_expect_success UNSHARE,PYTHON3 'invisible, a root reader: A'"'"'s number taken by another uid: ENOENT, never its data' '
 	both inv-root invisible gone 0 $OTHER

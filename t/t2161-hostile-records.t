@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile tenants, records (README.md, "Security": "Names under
+# Hostile tenants, records (docs/design.md, "Security": "Names under
 # `proc/`"; "Names and rewinds"): the records of the names a reader makes the kernel keep
 # are bounded per uid (RECORDS_PER_UID, inodes.h), and charged to it.
 #

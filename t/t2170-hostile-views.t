@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hostile tenants, view slots (README.md, "Security": "Seeing"): one
+# Hostile tenants, view slots (docs/design.md, "Security": "Seeing"): one
 # uid never takes every view, and the views of namespaces that ended go
 # with their descriptors.
 #

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Restarts that nobody sees, for the tables (README.md, "Restarts that
-# nobody sees"; "Errors"): four readers of
+# Restarts that nobody sees, for the tables (docs/design.md,
+# "Restarts"; timingfs(8), ERRORS): four readers of
 # proc/table, each in a loop without a pause, one by read(2), two by
 # sendfile(2) and one by splice(2), and two readers of value files
 # (proc/self/cycles, groups/0/cpu0/idle_cycles) by read(2), all in a

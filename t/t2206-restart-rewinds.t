@@ -1,5 +1,5 @@
 #!/bin/bash
-# Rewinds through restarts (README.md, "Names and rewinds": a
+# Rewinds through restarts (docs/design.md, "Rewinds": a
 # descriptor opened before a restart rewinds as before; "Restarts that
 # nobody sees"): monitoring code keeps
 # descriptors and reads them again from the start, and a restart of the

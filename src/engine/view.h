@@ -71,7 +71,7 @@
  *
  * The table also knows whether more than one view is in use: while
  * every reader has been in VIEW_OWN for VIEW_SHARED_S seconds, the FUSE
- * layer may let the kernel cache the proc directory itself; see fs.c.
+ * layer may let the kernel cache the proc directory itself (fs.h).
  *
  * Thread safety: every function may be called from any thread; a view
  * got from views_caller() stays valid until views_put().
