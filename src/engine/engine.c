@@ -228,7 +228,7 @@ static int open_task_source(struct engine *e, char *err, size_t errlen)
 	char why[sizeof(e->task_source_why)];
 	int ret;
 
-	e->task_source = "procfs";
+	e->task_source = task_source_name(TASKS_PROCFS);
 	e->task_source_why[0] = '\0';
 	if (!e->live || e->opts.tasks == TASKS_PROCFS)
 		return 0;
@@ -236,7 +236,7 @@ static int open_task_source(struct engine *e, char *err, size_t errlen)
 	if (ret == 0)
 		ret = same_starts(e, why, sizeof(why));
 	if (ret == 0) {
-		e->task_source = "bpf";
+		e->task_source = task_source_name(TASKS_BPF);
 		return 0;
 	}
 	taskpass_close(e->pass);
@@ -249,11 +249,42 @@ static int open_task_source(struct engine *e, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * @e's clocks: the clock tick, the timestamp counter, the boot instant
+ * (of the clocks on the real /proc, else of its stat). 0, or -errno
+ * and why in @err.
+ */
+static int read_clocks(struct engine *e, char *err, size_t errlen)
+{
+	long tck = sysconf(_SC_CLK_TCK);
+	int ret;
+
+	e->clk_tck = tck > 0 ? (uint64_t)tck : 100;
+	ret = tsc_detect(e->opts.tsc_hz, &e->tsc_hz, &e->tsc_source);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "no timestamp counter known here: set [clock] tsc_hz");
+		return ret;
+	}
+	if (e->live) {
+		e->boot_ns = boot_instant_from_clocks(NSEC_PER_MSEC);
+		/* A start to the ns is shown against the boot instant to the
+		 * microsecond: a task's creation time then moves by less than
+		 * one at a restart, where the ms would move it by up to 0.5 ms. */
+		e->boot_exact_ns = boot_instant_from_clocks(1000);
+		return 0;
+	}
+	ret = boot_instant_from_stat(e->opts.proc_root, &e->boot_ns);
+	if (ret < 0)
+		snprintf(err, errlen, "%s/stat: no btime: %s",
+			 e->opts.proc_root, strerror(-ret));
+	return ret;
+}
+
 int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 	       size_t errlen)
 {
 	struct engine *e;
-	long tck;
 	int ret;
 
 	e = calloc(1, sizeof(*e));
@@ -270,29 +301,9 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 		goto out_free;
 	}
 	e->live = strcmp(opts->proc_root, "/proc") == 0;
-	tck = sysconf(_SC_CLK_TCK);
-	e->clk_tck = tck > 0 ? (uint64_t)tck : 100;
-
-	ret = tsc_detect(opts->tsc_hz, &e->tsc_hz, &e->tsc_source);
-	if (ret < 0) {
-		snprintf(err, errlen,
-			 "no timestamp counter known here: set [clock] tsc_hz");
+	ret = read_clocks(e, err, errlen);
+	if (ret < 0)
 		goto out_free;
-	}
-	if (e->live) {
-		e->boot_ns = boot_instant_from_clocks(NSEC_PER_MSEC);
-		/* A start to the ns is shown against the boot instant to the
-		 * microsecond: a task's creation time then moves by less than
-		 * one at a restart, where the ms would move it by up to 0.5 ms. */
-		e->boot_exact_ns = boot_instant_from_clocks(1000);
-	} else {
-		ret = boot_instant_from_stat(opts->proc_root, &e->boot_ns);
-		if (ret < 0) {
-			snprintf(err, errlen, "%s/stat: no btime: %s",
-				 opts->proc_root, strerror(-ret));
-			goto out_free;
-		}
-	}
 	ret = open_task_source(e, err, errlen);
 	if (ret < 0)
 		goto out_free;
