@@ -3,31 +3,16 @@
  * back, through exec or systemd's descriptor store (super.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "control.h"
-#include "daemon.h"
-#include "log.h"
-#include "serve.h"
 #include "super.h"
-#include "task.h"
 #include "super_int.h"
 
 void super_mounts_cloexec(struct super *s, bool on)

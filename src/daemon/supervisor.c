@@ -5,19 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +23,6 @@
 #include "log.h"
 #include "serve.h"
 #include "super.h"
-#include "task.h"
 #include "super_int.h"
 
 static void reply(int sock, const char *status, const char *text)
@@ -44,7 +39,6 @@ static void reply(int sock, const char *status, const char *text)
 static void took_attach(struct super *s, struct control_msg *msg, uint64_t key)
 {
 	struct super_mount *m = calloc(1, sizeof(*m));
-	size_t len;
 
 	if (!m || msg->nfields != 4 || msg->nfds < 4 ||
 	    !(m->target = strdup(msg->field[2])) ||
@@ -60,7 +54,6 @@ static void took_attach(struct super *s, struct control_msg *msg, uint64_t key)
 		control_close_fds(msg);
 		return;
 	}
-	(void)len;
 	m->key = key;
 	m->fuse_fd = msg->fd[0];
 	m->pidns_fd = msg->fd[1];

@@ -14,19 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "decimal.h"
 #include "cpuset.h"
 #include "engine.h"
-#include "hash.h"
+#include "ident.h"
 #include "idle.h"
 #include "procfile.h"
 #include "task.h"
-#include "ident.h"
 #include "taskpass.h"
 #include "topology.h"
 #include "tsc.h"

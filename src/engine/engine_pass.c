@@ -4,7 +4,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,20 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "decimal.h"
-#include "cpuset.h"
 #include "engine.h"
-#include "hash.h"
-#include "idle.h"
 #include "procfile.h"
 #include "task.h"
-#include "ident.h"
 #include "taskpass.h"
-#include "topology.h"
-#include "tsc.h"
 #include "units.h"
 #include "engine_int.h"
 

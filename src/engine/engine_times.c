@@ -4,27 +4,18 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
-#include "decimal.h"
-#include "cpuset.h"
 #include "engine.h"
-#include "hash.h"
-#include "idle.h"
+#include "ident.h"
 #include "procfile.h"
 #include "task.h"
-#include "ident.h"
 #include "taskpass.h"
-#include "topology.h"
 #include "tsc.h"
 #include "units.h"
 #include "engine_int.h"

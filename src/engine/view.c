@@ -6,7 +6,6 @@
  * the reader is a real process. Its inode names the namespace; an open
  * descriptor of it is what the translating ioctls take.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,15 +15,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/nsfs.h>
 
 #include "clock.h"
-#include "decimal.h"
 #include "log.h"
-#include "nspid.h"
 #include "procfile.h"
 #include "view.h"
 #include "view_int.h"

@@ -7,10 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,7 +18,6 @@
 
 #include "clock.h"
 #include "decimal.h"
-#include "log.h"
 #include "nspid.h"
 #include "procfile.h"
 #include "view.h"
