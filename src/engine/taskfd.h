@@ -5,9 +5,11 @@
  * TASK_FDS descriptors (a grep over proc/ of 1,500 processes reopened
  * every file at 256).
  *
- * The engine (engine.c, engine_times.c) is its only caller. Every call
- * may be made from any thread: the table is under its own lock, and a
- * descriptor taken out of it is the caller's until given back.
+ * The engine (engine.c, engine_times.c) keeps its task files in one
+ * table, ident.c its pidfds in another (named "pidfd", the identity in
+ * @v). Every call may be made from any thread: a table is under its own
+ * lock, and a descriptor taken out of it is the caller's until given
+ * back.
  */
 #ifndef TIMINGFS_TASKFD_H
 #define TIMINGFS_TASKFD_H
@@ -34,6 +36,7 @@ struct task_fd {
 	uint64_t opened;
 	uint64_t start;
 	uint64_t maybe;
+	uint64_t v; /* a pidfd's: its task's identity (ident.h) */
 };
 
 struct task_fds {
