@@ -436,25 +436,111 @@ static void set_budgets(const struct config *cfg)
 	views_set_uid_max(cfg->reader_views);
 }
 
+/*
+ * The command line into @o, its mount options into @args and libfuse's
+ * into @cmd: 0 to go on, 1 when it asked for the help or the version
+ * (printed), -1 when it cannot be used (said).
+ */
+static int parse_command_line(struct fuse_args *args, struct options *o,
+			      struct fuse_cmdline_opts *cmd, const char *prog)
+{
+	if (fuse_opt_parse(args, o, option_spec, option_key) != 0)
+		return -1;
+	if (o->help) {
+		usage(prog);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		return 1;
+	}
+	if (o->version) {
+		printf("timingfs version %s\nlibfuse version %s\n",
+		       TIMINGFS_VERSION, fuse_pkgversion());
+		return 1;
+	}
+	if (add_mount_defaults(args, o) != 0 ||
+	    fuse_parse_cmdline(args, cmd) != 0)
+		return -1;
+	if (!o->mountpoint) {
+		log_msg(LOG_ERR, "no mount point given (see --help)");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The mount point, a new string: as given when @taking_over (the mount
+ * is there and served by another process, or the binary is on trial:
+ * nothing on it is asked), else resolved and checked. NULL, with the
+ * exit status in *@status, when there is none.
+ */
+static char *mountpoint_for(const struct options *o, bool taking_over,
+			    int *status)
+{
+	char *mountpoint;
+
+	if (taking_over)
+		return strdup(o->mountpoint);
+	mountpoint = resolve_mountpoint(o);
+	if (mountpoint && preflight(o, mountpoint) < 0) {
+		free(mountpoint);
+		mountpoint = NULL;
+	}
+	if (!mountpoint)
+		*status = EXIT_SERVE;
+	return mountpoint;
+}
+
+/*
+ * The views, the engine and the filesystem of @d, as @cfg says, the
+ * filesystem with the access rules @access (which must outlive it):
+ * 0, or the exit status, said. What was made is @d's to free.
+ */
+static int build_parts(struct daemon_parts *d, const struct options *o,
+		       const struct config *cfg, struct access_policy *access)
+{
+	struct engine_opts eopts;
+	char err[512];
+
+	if (views_new(o->pidns, &d->views, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		return EXIT_USAGE;
+	}
+	if (!views_can_translate(d->views))
+		log_msg(LOG_WARNING,
+			"this kernel cannot translate process numbers between "
+			"PID namespaces (Linux 4.9 or later can): readers in "
+			"other namespaces see an empty proc/");
+	if (config_access(cfg, "/proc/self/mountinfo", access, err,
+			  sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		return EXIT_SERVE;
+	}
+	config_engine_opts(cfg, &eopts);
+	if (engine_new(&eopts, &d->engine, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		return EXIT_SERVE;
+	}
+	log_task_source(d->engine);
+	if (fs_dropper_new(&d->dropper) < 0 ||
+	    fs_new(d->engine, d->views, access, d->dropper, &d->fs) < 0) {
+		log_msg(LOG_ERR, "out of memory");
+		return EXIT_SERVE;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct options o = { 0 };
-	struct engine *engine = NULL;
-	struct views *views = NULL;
 	struct access_policy access;
-	struct fuse_session *se;
 	struct daemon_parts d = { 0 };
-	struct fs_dropper *dropper = NULL;
 	const char *config_path = NULL;
 	char *config_abs = NULL;
-	struct fs *fs = NULL;
 	char *mountpoint = NULL;
 	struct config cfg;
-	struct engine_opts eopts;
-	char err[512];
-	int status = EXIT_USAGE;
+	int status = EXIT_USAGE, ret;
 	/* Exec'd by a supervisor (super.h): its state, or a trial run. */
 	const char *state = getenv(SUPER_STATE_ENV);
 	bool check = getenv(SUPER_CHECK_ENV) != NULL;
@@ -464,26 +550,9 @@ int main(int argc, char *argv[])
 	unsetenv(SUPER_CHECK_ENV);
 	malloc_policy();
 	fuse_set_log_func(fuse_log_to);
-	if (fuse_opt_parse(&args, &o, option_spec, option_key) != 0)
-		goto out;
-	if (o.help) {
-		usage(argv[0]);
-		fuse_cmdline_help();
-		fuse_lowlevel_help();
-		status = 0;
-		goto out;
-	}
-	if (o.version) {
-		printf("timingfs version %s\nlibfuse version %s\n",
-		       TIMINGFS_VERSION, fuse_pkgversion());
-		status = 0;
-		goto out;
-	}
-	if (add_mount_defaults(&args, &o) != 0 ||
-	    fuse_parse_cmdline(&args, &cmd) != 0)
-		goto out;
-	if (!o.mountpoint) {
-		log_msg(LOG_ERR, "no mount point given (see --help)");
+	ret = parse_command_line(&args, &o, &cmd, argv[0]);
+	if (ret != 0) {
+		status = ret > 0 ? 0 : EXIT_USAGE;
 		goto out;
 	}
 	if (load_config(&o, &cfg, &config_path) < 0)
@@ -495,60 +564,20 @@ int main(int argc, char *argv[])
 		config_abs = realpath(config_path, NULL);
 		config_path = config_abs ? config_abs : config_path;
 	}
-	/*
-	 * Taking over (or trying the binary for it), the mount is there
-	 * and served by another process: nothing on it is asked.
-	 */
-	if (state_fd >= 0 || check) {
-		mountpoint = strdup(o.mountpoint);
-		if (!mountpoint)
-			goto out;
-	} else {
-		mountpoint = resolve_mountpoint(&o);
-		if (!mountpoint) {
-			status = EXIT_SERVE;
-			goto out;
-		}
-		if (preflight(&o, mountpoint) < 0) {
-			status = EXIT_SERVE;
-			goto out;
-		}
-	}
-	if (views_new(o.pidns, &views, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERR, "%s", err);
+	mountpoint = mountpoint_for(&o, state_fd >= 0 || check, &status);
+	if (!mountpoint)
 		goto out;
-	}
-	if (!views_can_translate(views))
-		log_msg(LOG_WARNING,
-			"this kernel cannot translate process numbers between "
-			"PID namespaces (Linux 4.9 or later can): readers in "
-			"other namespaces see an empty proc/");
-	if (config_access(&cfg, "/proc/self/mountinfo", &access, err,
-			  sizeof(err)) < 0) {
-		log_msg(LOG_ERR, "%s", err);
-		status = EXIT_SERVE;
+	status = build_parts(&d, &o, &cfg, &access);
+	if (status != 0)
 		goto out;
-	}
-	config_engine_opts(&cfg, &eopts);
-	if (engine_new(&eopts, &engine, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERR, "%s", err);
-		status = EXIT_SERVE;
-		goto out;
-	}
-	log_task_source(engine);
-	if (fs_dropper_new(&dropper) < 0 ||
-	    fs_new(engine, views, &access, dropper, &fs) < 0) {
-		log_msg(LOG_ERR, "out of memory");
-		status = EXIT_SERVE;
-		goto out;
-	}
-	se = fuse_session_new(&args, fs_operations(),
-			      sizeof(struct fuse_lowlevel_ops), fs);
-	if (!se)
+	status = EXIT_USAGE;
+	d.se = fuse_session_new(&args, fs_operations(),
+				sizeof(struct fuse_lowlevel_ops), d.fs);
+	if (!d.se)
 		goto out; /* libfuse said which option it did not take */
-	fs_set_session(fs, se);
+	fs_set_session(d.fs, d.se);
 	if (check) { /* it would start: the trial is over */
-		fuse_session_destroy(se);
+		fuse_session_destroy(d.se);
 		status = 0;
 		goto out;
 	}
@@ -556,22 +585,17 @@ int main(int argc, char *argv[])
 	d.state_fd = state_fd;
 	d.cfg = &cfg;
 	d.config_path = config_path;
-	d.engine = engine;
-	d.views = views;
-	d.fs = fs;
-	d.dropper = dropper;
-	d.se = se;
 	d.mountpoint = mountpoint;
 	d.foreground = cmd.foreground;
 	/* libfuse's -s and -o max_threads= (10 unless given). */
 	d.max_workers = cmd.singlethread ? 1 : cmd.max_threads;
 	status = daemon_run(&d);
-	fuse_session_destroy(se);
+	fuse_session_destroy(d.se);
 out:
-	fs_free(fs);
-	fs_dropper_free(dropper);
-	engine_free(engine);
-	views_free(views);
+	fs_free(d.fs);
+	fs_dropper_free(d.dropper);
+	engine_free(d.engine);
+	views_free(d.views);
 	free(mountpoint);
 	free(o.mountpoint);
 	free(o.source);

@@ -72,7 +72,7 @@
 /*
  * How often the supervisor looks at its server's main thread: a server
  * killed while a thread of it waits in the kernel for an answer only a
- * server gives is replaced once it is seen a zombie twice (super.c).
+ * server gives is replaced once it is seen a zombie twice (supervisor.c).
  */
 #define SUPER_LOOK_MS 50
 /*

@@ -12,8 +12,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "hash.h"
 #include "ident.h"
+#include "taskfd.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -21,19 +21,14 @@
 #define PIDFD_THREAD_FLAG O_EXCL /* linux/pidfd.h's PIDFD_THREAD, 6.9 */
 #define PIDFS_MAGIC_NR 0x50494446 /* "PIDF", linux/magic.h */
 
-/* Kept pidfds: enough for every process of a busy host (a grep over
- * proc/ at 1,500 processes opened one a file at 256). */
-#define IDENT_FDS 2048
+/* The name of a pidfd in the table of kept ones (taskfd.h), which
+ * holds enough for every process of a busy host (a grep over proc/ at
+ * 1,500 processes opened one a file at 256). */
+static const char PIDFD[] = "pidfd";
 /* Identities met alive, by thread id: two ways a set, so that a task
  * and the one that took its number within the same moment both stay. */
 #define IDENT_SETS 8192
 #define IDENT_WAYS 2
-
-struct ident_fd {
-	pid_t pid, tid;
-	int fd; /* -1: none */
-	uint64_t v; /* its identity */
-};
 
 struct ident_met {
 	pid_t tid;
@@ -41,8 +36,7 @@ struct ident_met {
 };
 
 struct ident {
-	pthread_mutex_t fd_lock;
-	struct ident_fd fds[IDENT_FDS];
+	struct task_fds fds; /* kept pidfds, each one's identity its @v */
 	pthread_mutex_t met_lock;
 	struct ident_met met[IDENT_SETS][IDENT_WAYS];
 };
@@ -71,10 +65,8 @@ int ident_new(struct ident **out)
 	id = calloc(1, sizeof(*id));
 	if (!id)
 		return -ENOMEM;
-	pthread_mutex_init(&id->fd_lock, NULL);
+	task_fds_init(&id->fds);
 	pthread_mutex_init(&id->met_lock, NULL);
-	for (size_t i = 0; i < IDENT_FDS; i++)
-		id->fds[i].fd = -1;
 	*out = id;
 	return 0;
 }
@@ -83,33 +75,14 @@ void ident_free(struct ident *id)
 {
 	if (!id)
 		return;
-	ident_close_fds(id);
-	pthread_mutex_destroy(&id->fd_lock);
+	task_fds_destroy(&id->fds);
 	pthread_mutex_destroy(&id->met_lock);
 	free(id);
 }
 
 unsigned int ident_close_fds(struct ident *id)
 {
-	unsigned int n = 0;
-
-	pthread_mutex_lock(&id->fd_lock);
-	for (size_t i = 0; i < IDENT_FDS; i++)
-		if (id->fds[i].fd >= 0) {
-			close(id->fds[i].fd);
-			id->fds[i].fd = -1;
-			n++;
-		}
-	pthread_mutex_unlock(&id->fd_lock);
-	return n;
-}
-
-static struct ident_fd *fd_slot(struct ident *id, pid_t pid, pid_t tid)
-{
-	uint64_t h = hash_golden((uint32_t)pid) ^
-		     ((uint64_t)(uint32_t)tid * 0xc2b2ae3d27d4eb4fULL);
-
-	return &id->fds[(h ^ h >> 32) % IDENT_FDS];
+	return task_fds_close(&id->fds);
 }
 
 /*
@@ -200,19 +173,12 @@ static int open_task(pid_t pid, pid_t tid, uint64_t *v)
 
 int ident_of(struct ident *id, pid_t pid, pid_t tid, uint64_t *v)
 {
-	struct ident_fd *s, k = { .pid = pid, .tid = tid, .fd = -1 };
+	struct task_fd k;
 	bool live = false;
-	int old;
 
 	if (pid <= 0 || tid < 0)
 		return -ENOENT;
-	s = fd_slot(id, pid, tid);
-	pthread_mutex_lock(&id->fd_lock);
-	if (s->fd >= 0 && s->pid == pid && s->tid == tid) {
-		k = *s;
-		s->fd = -1;
-	}
-	pthread_mutex_unlock(&id->fd_lock);
+	task_fds_take(&id->fds, pid, tid, PIDFD, &k);
 	/* Kept, and not exited since: still the number's. */
 	if (k.fd >= 0) {
 		live = alive(k.fd);
@@ -222,6 +188,7 @@ int ident_of(struct ident *id, pid_t pid, pid_t tid, uint64_t *v)
 		}
 	}
 	if (k.fd < 0) {
+		k = (struct task_fd){ .pid = pid, .tid = tid, .name = PIDFD };
 		k.fd = open_task(pid, tid, &k.v);
 		if (k.fd < 0)
 			return k.fd;
@@ -232,11 +199,6 @@ int ident_of(struct ident *id, pid_t pid, pid_t tid, uint64_t *v)
 	 * find it again. */
 	if (live)
 		met_alive(id, tid ? tid : pid, k.v);
-	pthread_mutex_lock(&id->fd_lock);
-	old = s->fd;
-	*s = k;
-	pthread_mutex_unlock(&id->fd_lock);
-	if (old >= 0)
-		close(old);
+	task_fds_give(&id->fds, &k);
 	return 0;
 }

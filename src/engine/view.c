@@ -1,12 +1,11 @@
 /*
- * view: PID namespaces, their numbers, and the table of views.
+ * view: PID namespaces and the table of views (their numbers: view_ns.c).
  *
  * A reader's namespace is the link /proc/PID/ns/pid of its thread,
  * always read in the real /proc, whatever procfs root the engine reads:
  * the reader is a real process. Its inode names the namespace; an open
  * descriptor of it is what the translating ioctls take.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,535 +15,18 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/nsfs.h>
 
 #include "clock.h"
-#include "decimal.h"
 #include "log.h"
-#include "nspid.h"
 #include "procfile.h"
 #include "view.h"
-
-/* Linux 6.10's nsfs ioctls, for headers that predate them. */
-#ifndef NS_GET_PID_FROM_PIDNS
-#define NS_GET_PID_FROM_PIDNS _IOR(NSIO, 0x6, int)
-#endif
-#ifndef NS_GET_PID_IN_PIDNS
-#define NS_GET_PID_IN_PIDNS _IOR(NSIO, 0x8, int)
-#endif
-
-enum translate { TRANSLATE_NONE, TRANSLATE_IOCTL, TRANSLATE_NSPID };
-
-/* A namespace and its ancestors up to the daemon's: up[depth] is it. */
-struct ns_chain {
-	ino_t ns;
-	unsigned int depth;
-	ino_t up[NSPID_LEVELS_MAX];
-	/*
-	 * In the table: the namespace, held open. A namespace's inode
-	 * number is given to a new one once it is gone; held, it is not
-	 * gone, and the number names no other namespace while its chain
-	 * is kept (a container's namespace nested in another took the
-	 * number of one that had just ended, and its processes were
-	 * taken for the ended one's, outside the view they were in).
-	 */
-	int fd;
-	long long used_s; /* when last met: unused VIEW_CHAIN_IDLE_S, closed */
-};
-
-/* A chain unused this long is closed (views_reap()): the daemon holds
- * no namespace long after the last pass that met it. */
-#define VIEW_CHAIN_IDLE_S 10
-
-/* A uid refused a slot is logged once in this many seconds at most. */
-#define VIEW_LOG_S 60
-/* How many uids' last refusals are remembered for that. */
-#define VIEW_LOGGED 64
-
-/* How many views whose keeper is gone a reap looks for process 1 of by
- * a pass over /proc (the nspid way). */
-#define VIEW_REAP_SCANS 4
-
-/* The chains of the namespaces met, replaced round the table. */
-#define NS_CHAINS 64
-
-/* A number of a view's, the daemon's, and the inode of /proc/PID. */
-struct map_entry {
-	pid_t nr; /* 0: an empty slot */
-	pid_t pid;
-	ino_t proc_ino;
-};
-
-/* How many numbers a view remembers that a pass did not find. */
-#define VIEW_ABSENT 16
-
-/* A view's map of its numbers to the daemon's, open addressing. */
-struct view_map {
-	pthread_mutex_t lock;
-	struct map_entry *e; /* cap of them */
-	unsigned int cap, count;
-	pthread_mutex_t scan_lock; /* one pass over /proc at a time */
-	long long scanned_ns; /* when the last pass began; 0: none yet */
-	/* Numbers asked and not found by a pass, and when it began (under
-	 * lock): asked again within VIEW_SCAN_MS, they are absent at once. */
-	struct absent {
-		pid_t nr;
-		long long as_of_ns;
-	} absent[VIEW_ABSENT];
-	unsigned int absent_next;
-};
-
-/* Above any pid: the kernel's PID_MAX_LIMIT. */
-#define PID_LIMIT (1ULL << 22)
-
-/* A map forgets everything past this many numbers, and starts again. */
-#define VIEW_MAP_MAX 65536
-
-/*
- * The namespace of each task a pass over the machine's processes met,
- * kept NS_SEEN_MS, by pid (a slot a pid, the last one wins): a listing
- * of proc/ in a view then reads the link of a task not in it once in
- * NS_SEEN_MS, not at every listing. A task's namespace never changes;
- * a pid reused meanwhile, by a task of the view, could be missed from a
- * listing for that long, and from nothing else.
- */
-#define NS_SEEN 8192
-#define NS_SEEN_MS 1000
-
-struct ns_seen {
-	pid_t pid;
-	ino_t ns;
-	long long at_ms;
-};
-
-struct views {
-	pthread_mutex_t lock;
-	pthread_mutex_t seen_lock;
-	struct ns_seen seen[NS_SEEN];
-	ino_t own_ino; /* the daemon's namespace */
-	ino_t pinned_ino; /* 0: each reader's own */
-	int pinned_fd;
-	enum translate how;
-	unsigned int pinned_level; /* nspid: the pinned one's depth */
-	pthread_mutex_t chains_lock;
-	struct ns_chain chain[NS_CHAINS];
-	unsigned int nchains, next_chain;
-	unsigned int used; /* slots below this were made at least once */
-	long long shared_until_s; /* atomic */
-	unsigned long long scans; /* atomic: passes over /proc, for info */
-	struct view slot[VIEW_SLOTS];
-	/* What each slot was given, where a successor finds it (NULL:
-	 * nowhere); and the slots a dead server gave, which only their
-	 * own view takes again. */
-	struct view_record *record;
-	bool reserved[VIEW_SLOTS];
-	/* The views of readers whose own could not be made: EAGAIN (no
-	 * slot free), EMFILE (out of descriptors), ENOMEM. */
-	struct view refused[3];
-	bool crowded; /* a slot was reused since views_crowded() asked */
-	/* The namespaces of views ended since views_ended() asked. */
-	ino_t ended[VIEW_SLOTS];
-	unsigned int nended;
-	struct logged {
-		uid_t uid;
-		long long at_s;
-	} logged[VIEW_LOGGED]; /* the last refusals logged, by uid */
-};
+#include "view_int.h"
 
 /* Slots one uid but root may hold, in every table (atomic). */
 static unsigned int views_uid_max = VIEW_UID_MAX;
-
-/* The nsfs inode of the PID namespace of the thread the daemon numbers
- * @pid, from "pid:[INODE]"; 0 when it cannot be read. */
-static ino_t ns_of(pid_t pid)
-{
-	char path[48];
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	return procfile_ns_ino(path, "pid");
-}
-
-/*
- * How this kernel lets numbers be translated: the nsfs ioctls (6.10);
- * else NSpid lines (4.1) and NS_GET_PARENT (4.9, EPERM at the top of
- * what the daemon may see); else not at all.
- */
-static enum translate probe_translate(void)
-{
-	int fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC), parent;
-	enum translate how = TRANSLATE_NONE;
-	pid_t levels[NSPID_LEVELS_MAX];
-	char *status = NULL;
-
-	if (fd < 0)
-		return TRANSLATE_NONE;
-	if (ioctl(fd, NS_GET_PID_IN_PIDNS, (int)getpid()) == (int)getpid()) {
-		how = TRANSLATE_IOCTL;
-	} else if (procfile_read_alloc("/proc/self/status", 2048, &status) >=
-			   0 &&
-		   nspid_parse(status, "NSpid:", levels, NSPID_LEVELS_MAX) >=
-			   1) {
-		parent = ioctl(fd, NS_GET_PARENT);
-		if (parent >= 0 || errno == EPERM)
-			how = TRANSLATE_NSPID;
-		if (parent >= 0)
-			close(parent);
-	}
-	free(status);
-	close(fd);
-	return how;
-}
-
-/* ---- the nspid way ------------------------------------------------- */
-
-/*
- * The chain of the namespace of @fd, walked up to the daemon's: 0, or
- * -ENOENT when it is not below it (or deeper than a kernel allows),
- * -EMFILE when a parent could not be opened for want of descriptors.
- */
-static int chain_walk(const struct views *vs, int fd, struct ns_chain *c)
-{
-	ino_t seen[NSPID_LEVELS_MAX];
-	unsigned int n, i;
-	int err;
-
-	n = nspid_chain(fd, vs->own_ino, seen, NSPID_LEVELS_MAX, &err);
-	if (err < 0)
-		return procfile_no_fds(-err) ? -EMFILE : -ENOENT;
-	c->ns = seen[0];
-	c->depth = n - 1;
-	for (i = 0; i < n; i++)
-		c->up[i] = seen[n - 1 - i];
-	return 0;
-}
-
-/*
- * Whether the namespace @ns of the task the daemon numbers @pid is the
- * namespace @in, @level below the daemon's, or one below that. Chains
- * are kept per namespace: a task's costs a walk the first time only.
- */
-static bool ns_within(struct views *vs, pid_t pid, ino_t ns, unsigned int level,
-		      ino_t in)
-{
-	struct ns_chain *c = NULL, made;
-	char path[48];
-	struct stat st;
-	unsigned int i;
-	bool within;
-	int fd;
-
-	if (ns == in)
-		return true;
-	pthread_mutex_lock(&vs->chains_lock);
-	for (i = 0; i < vs->nchains; i++)
-		if (vs->chain[i].ns == ns)
-			c = &vs->chain[i];
-	if (c)
-		c->used_s = clock_coarse_s();
-	within = c && c->depth > level && c->up[level] == in;
-	pthread_mutex_unlock(&vs->chains_lock);
-	if (c)
-		return within;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) < 0 || st.st_ino != ns ||
-	    chain_walk(vs, fd, &made) < 0) {
-		close(fd);
-		return false; /* gone meanwhile, or not below the daemon's */
-	}
-	made.fd = fd;
-	made.used_s = clock_coarse_s();
-	pthread_mutex_lock(&vs->chains_lock);
-	if (vs->nchains < NS_CHAINS) {
-		i = vs->nchains++;
-		fd = -1;
-	} else {
-		i = vs->next_chain++ % NS_CHAINS;
-		fd = vs->chain[i].fd; /* the one it replaces */
-	}
-	vs->chain[i] = made;
-	pthread_mutex_unlock(&vs->chains_lock);
-	if (fd >= 0)
-		close(fd);
-	return made.depth > level && made.up[level] == in;
-}
-
-/* The nspid way from the daemon's number @pid to @v's. */
-static int nspid_from_daemon(const struct view *v, pid_t pid)
-{
-	pid_t nr[NSPID_LEVELS_MAX];
-	char path[48], *status;
-	ino_t ns = ns_of(pid);
-	int n;
-
-	if (!ns || !ns_within(v->vs, pid, ns, v->level, v->ns_ino))
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	n = procfile_read_alloc(path, 2048, &status);
-	if (procfile_no_fds(-n))
-		return n; /* out of descriptors: not a task outside the view */
-	if (n < 0)
-		return -ENOENT;
-	n = nspid_parse(status, "NSpid:", nr, NSPID_LEVELS_MAX);
-	free(status);
-	if (n <= (int)v->level || nr[0] != pid)
-		return -ENOENT;
-	return nr[v->level];
-}
-
-static struct view_map *map_new(void)
-{
-	struct view_map *m = calloc(1, sizeof(*m));
-
-	if (m) {
-		pthread_mutex_init(&m->lock, NULL);
-		pthread_mutex_init(&m->scan_lock, NULL);
-	}
-	return m;
-}
-
-static void map_free(struct view_map *m)
-{
-	if (!m)
-		return;
-	pthread_mutex_destroy(&m->lock);
-	pthread_mutex_destroy(&m->scan_lock);
-	free(m->e);
-	free(m);
-}
-
-static unsigned int map_home(const struct view_map *m, pid_t nr)
-{
-	return ((uint32_t)nr * 2654435761U) & (m->cap - 1);
-}
-
-/* The entry of @nr, or the empty one it would take. Called locked. */
-static struct map_entry *map_slot(const struct view_map *m, pid_t nr)
-{
-	unsigned int i;
-
-	for (i = map_home(m, nr); m->e[i].nr && m->e[i].nr != nr;
-	     i = (i + 1) & (m->cap - 1))
-		;
-	return &m->e[i];
-}
-
-/* Grow (or, past VIEW_MAP_MAX, empty) the map. Called locked. */
-static int map_grow_locked(struct view_map *m)
-{
-	unsigned int cap = m->cap && m->count < VIEW_MAP_MAX ? m->cap * 2 : 64;
-	struct map_entry *e = calloc(cap, sizeof(*e)), *old = m->e;
-	unsigned int i, old_cap = m->cap;
-
-	if (!e)
-		return -ENOMEM;
-	m->e = e;
-	m->cap = cap;
-	m->count = 0;
-	for (i = 0; cap > 64 && i < old_cap; i++) {
-		if (!old[i].nr)
-			continue;
-		*map_slot(m, old[i].nr) = old[i];
-		m->count++;
-	}
-	free(old);
-	return 0;
-}
-
-/*
- * Remember that @v numbers @nr the task the daemon numbers @pid, whose
- * /proc/PID directory was inode @proc_ino when that was checked (0: not
- * known).
- */
-static void map_put(struct view_map *m, pid_t nr, pid_t pid, ino_t proc_ino)
-{
-	struct map_entry *e;
-
-	pthread_mutex_lock(&m->lock);
-	if ((m->count + 1) * 2 > m->cap && map_grow_locked(m) < 0)
-		goto out;
-	e = map_slot(m, nr);
-	if (!e->nr)
-		m->count++;
-	else if (e->pid == pid && !proc_ino)
-		proc_ino = e->proc_ino; /* the same task: what was checked */
-	e->nr = nr;
-	e->pid = pid;
-	e->proc_ino = proc_ino;
-out:
-	pthread_mutex_unlock(&m->lock);
-}
-
-static struct map_entry map_get(struct view_map *m, pid_t nr)
-{
-	struct map_entry e = { 0, 0, 0 };
-
-	pthread_mutex_lock(&m->lock);
-	if (m->cap && map_slot(m, nr)->nr)
-		e = *map_slot(m, nr);
-	pthread_mutex_unlock(&m->lock);
-	return e;
-}
-
-/* The inode of /proc/@pid now, 0 when it is gone. */
-static ino_t proc_ino_of(pid_t pid)
-{
-	char path[32];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0 ? st.st_ino : 0;
-}
-
-/*
- * The daemon's number of @nr, if the map knows it and it still holds.
- * A task's /proc/PID keeps its inode while the task lives and procfs
- * keeps it cached, and a pid taken by a new task gets a new one: so an
- * inode as when the number was last checked is that same task, for one
- * stat. Otherwise the number is checked afresh (a readlink and a status
- * read), and the inode noted.
- */
-static int map_checked(const struct view *v, pid_t nr)
-{
-	struct map_entry e = map_get(v->map, nr);
-	ino_t ino;
-
-	if (e.pid <= 0)
-		return -ENOENT;
-	ino = proc_ino_of(e.pid);
-	if (!ino)
-		return -ENOENT;
-	if (ino == e.proc_ino)
-		return e.pid;
-	if (nspid_from_daemon(v, e.pid) != nr)
-		return -ENOENT;
-	map_put(v->map, nr, e.pid, ino);
-	return e.pid;
-}
-
-/* Translate every task listed in directory @dir into @v's map. */
-static void map_fill(const struct view *v, const char *dir)
-{
-	struct dirent *e;
-	uint64_t pid;
-	int nr;
-	DIR *d;
-
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (decimal_parse(e->d_name, PID_LIMIT, &pid) < 0)
-			continue;
-		nr = nspid_from_daemon(v, (pid_t)pid);
-		if (nr > 0)
-			map_put(v->map, nr, (pid_t)pid, 0);
-	}
-	closedir(d);
-}
-
-/*
- * A pass over /proc for @v, as a number missed at @missed_ns asks: none
- * when one began since (it had the number, if anything did), else one,
- * no sooner than VIEW_SCAN_MS after the view's last, waited for. So no
- * sequence of lookups makes more than one pass per VIEW_SCAN_MS in a
- * view, and none misses a number that a pass would have found. When
- * the pass that answers began.
- */
-static long long scan_for(const struct view *v, long long missed_ns)
-{
-	struct view_map *m = v->map;
-	struct timespec pause;
-	long long wait, began;
-
-	pthread_mutex_lock(&m->scan_lock);
-	if (m->scanned_ns >= missed_ns) {
-		began = m->scanned_ns;
-		pthread_mutex_unlock(&m->scan_lock);
-		return began;
-	}
-	wait = 0;
-	if (m->scanned_ns)
-		wait = m->scanned_ns + VIEW_SCAN_MS * 1000000LL -
-		       (long long)clock_mono_ns();
-	if (wait > 0) {
-		pause.tv_sec = wait / 1000000000LL;
-		pause.tv_nsec = wait % 1000000000LL;
-		while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
-			;
-	}
-	began = m->scanned_ns = (long long)clock_mono_ns();
-	__atomic_add_fetch(&v->vs->scans, 1, __ATOMIC_RELAXED);
-	map_fill(v, "/proc");
-	pthread_mutex_unlock(&m->scan_lock);
-	return began;
-}
-
-unsigned long long views_scans(const struct views *vs)
-{
-	return __atomic_load_n(&vs->scans, __ATOMIC_RELAXED);
-}
-
-/* Whether @nr was not found by a pass that began VIEW_SCAN_MS ago or
- * less. */
-static bool absent_lately(struct view_map *m, pid_t nr, long long now)
-{
-	bool found = false;
-	unsigned int i;
-
-	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < VIEW_ABSENT && !found; i++)
-		found = m->absent[i].nr == nr &&
-			now - m->absent[i].as_of_ns < VIEW_SCAN_MS * 1000000LL;
-	pthread_mutex_unlock(&m->lock);
-	return found;
-}
-
-/* @nr was not found by the pass that began at @as_of_ns. */
-static void absent_add(struct view_map *m, pid_t nr, long long as_of_ns)
-{
-	pthread_mutex_lock(&m->lock);
-	m->absent[m->absent_next] = (struct absent){ nr, as_of_ns };
-	m->absent_next = (m->absent_next + 1) % VIEW_ABSENT;
-	pthread_mutex_unlock(&m->lock);
-}
-
-/*
- * A number the map does not know: absent at once when a pass that
- * began VIEW_SCAN_MS ago or less did not find it (a task made since
- * then is missed that long, as a number asked again and again is
- * answered); else after the pass scan_for() makes or waits for.
- */
-static int nspid_to_daemon(const struct view *v, pid_t nr)
-{
-	long long missed_ns = (long long)clock_mono_ns(), as_of;
-	int pid = map_checked(v, nr);
-
-	if (pid > 0 || absent_lately(v->map, nr, missed_ns))
-		return pid > 0 ? pid : -ENOENT;
-	as_of = scan_for(v, missed_ns);
-	pid = map_checked(v, nr);
-	if (pid == -ENOENT)
-		absent_add(v->map, nr, as_of);
-	return pid;
-}
-
-static int nspid_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
-{
-	char dir[48];
-	int tid = map_checked(v, nr);
-
-	if (tid > 0)
-		return tid;
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	map_fill(v, dir);
-	return map_checked(v, nr);
-}
 
 static int open_pinned(struct views *vs, const char *path, char *err,
 		       size_t errlen)
@@ -578,7 +60,7 @@ static int open_pinned(struct views *vs, const char *path, char *err,
 		return -ENOTSUP;
 	}
 	if (vs->how == TRANSLATE_NSPID &&
-	    chain_walk(vs, vs->pinned_fd, &chain) < 0) {
+	    view_chain_walk(vs, vs->pinned_fd, &chain) < 0) {
 		snprintf(err, errlen,
 			 "pidns=%s: not a namespace below the daemon's", path);
 		return -EINVAL;
@@ -609,8 +91,8 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 		vs->slot[i].nsfd = -1;
 		vs->slot[i].vs = vs;
 	}
-	vs->own_ino = ns_of(getpid());
-	vs->how = probe_translate();
+	vs->own_ino = view_ns_of(getpid());
+	vs->how = view_probe_translate();
 	if (pinned_path) {
 		ret = open_pinned(vs, pinned_path, err, errlen);
 		if (ret < 0) {
@@ -625,7 +107,7 @@ int views_new(const char *pinned_path, struct views **out, char *err,
 	own->nsfd = own->identity ? -1 : vs->pinned_fd;
 	own->level = vs->pinned_level;
 	if (!own->identity && vs->how == TRANSLATE_NSPID) {
-		own->map = map_new();
+		own->map = view_map_new();
 		if (!own->map) {
 			snprintf(err, errlen, "out of memory");
 			views_free(vs);
@@ -653,7 +135,7 @@ static void slot_clear(struct views *vs, struct view *v)
 {
 	if (v->nsfd >= 0 && v->nsfd != vs->pinned_fd)
 		close(v->nsfd);
-	map_free(v->map);
+	view_map_free(v->map);
 	v->map = NULL;
 	v->level = 0;
 	v->nsfd = -1;
@@ -674,7 +156,7 @@ void views_free(struct views *vs)
 		return;
 	for (i = VIEW_NOWHERE + 1; i < vs->used; i++)
 		slot_clear(vs, &vs->slot[i]);
-	map_free(vs->slot[VIEW_OWN].map);
+	view_map_free(vs->slot[VIEW_OWN].map);
 	if (vs->pinned_fd >= 0)
 		close(vs->pinned_fd);
 	for (i = 0; i < vs->nchains; i++)
@@ -945,12 +427,12 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid,
 				       &vs->slot[VIEW_NOWHERE];
 	if (!identity && vs->how == TRANSLATE_NSPID) {
 		/* Its depth below the daemon's; its map, empty. */
-		err = fd == vs->pinned_fd ? 0 : chain_walk(vs, fd, &chain);
+		err = fd == vs->pinned_fd ? 0 : view_chain_walk(vs, fd, &chain);
 		if (err == -ENOENT) { /* not below the daemon's */
 			close(fd);
 			return &vs->slot[VIEW_NOWHERE];
 		}
-		map = err < 0 ? NULL : map_new();
+		map = err < 0 ? NULL : view_map_new();
 		if (!map) {
 			err = err < 0 ? err : -ENOMEM;
 			goto out;
@@ -958,7 +440,7 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid,
 		err = -EAGAIN; /* from here: no slot free */
 	}
 	if (!identity && fd != vs->pinned_fd)
-		keeper_ino = proc_ino_of(pid);
+		keeper_ino = view_proc_ino_of(pid);
 	pthread_mutex_lock(&vs->lock);
 	v = find_locked(vs, ns, uid); /* made meanwhile by another? */
 	if (!v) {
@@ -994,7 +476,7 @@ static struct view *make_view(struct views *vs, pid_t pid, ino_t ns, uid_t uid,
 	if (logged)
 		log_refusal(holder, why, mine);
 out:
-	map_free(map);
+	view_map_free(map);
 	if (fd >= 0 && fd != vs->pinned_fd)
 		close(fd);
 	return v ? v : refused(vs, err);
@@ -1008,7 +490,7 @@ struct view *views_caller(struct views *vs, pid_t pid, uid_t only_uid,
 
 	/* A pinned mount shows its namespace to every reader, placed or not. */
 	if (pid > 0 || vs->pinned_ino) {
-		ns = vs->pinned_ino ? vs->pinned_ino : ns_of(pid);
+		ns = vs->pinned_ino ? vs->pinned_ino : view_ns_of(pid);
 		if (ns == vs->slot[VIEW_OWN].ns_ino &&
 		    only_uid == VIEW_ALL_UIDS) {
 			v = &vs->slot[VIEW_OWN];
@@ -1076,34 +558,6 @@ void views_set_uid_max(unsigned int max)
 }
 
 /*
- * Close the chains met last before @idle_before, and those of the
- * @nended namespaces @ended and of namespaces below them (ended too).
- */
-static void chains_drop(struct views *vs, const ino_t *ended,
-			unsigned int nended, long long idle_before)
-{
-	struct ns_chain *c;
-	unsigned int i = 0, j, k;
-	bool drop;
-
-	pthread_mutex_lock(&vs->chains_lock);
-	while (i < vs->nchains) {
-		c = &vs->chain[i];
-		drop = c->used_s < idle_before;
-		for (j = 0; j < nended && !drop; j++)
-			for (k = 0; k <= c->depth && !drop; k++)
-				drop = c->up[k] == ended[j];
-		if (!drop) {
-			i++;
-			continue;
-		}
-		close(c->fd);
-		*c = vs->chain[--vs->nchains];
-	}
-	pthread_mutex_unlock(&vs->chains_lock);
-}
-
-/*
  * Whether @v's namespace has a process left: its keeper (a task seen
  * in it) is still there, one stat; else its process 1 (which every
  * other process of it outlives by no more than the kernel takes to
@@ -1115,12 +569,12 @@ static bool view_alive(struct view *v, unsigned int *scans)
 {
 	int pid;
 
-	if (v->keeper > 0 && proc_ino_of(v->keeper) == v->keeper_ino)
+	if (v->keeper > 0 && view_proc_ino_of(v->keeper) == v->keeper_ino)
 		return true;
 	/* A process 1 the map met, gone: a namespace's process 1 is
 	 * never another, so it ended, and no pass is needed. */
-	if (v->map && map_get(v->map, 1).pid > 0 &&
-	    !proc_ino_of(map_get(v->map, 1).pid))
+	if (v->map && view_map_get(v->map, 1).pid > 0 &&
+	    !view_proc_ino_of(view_map_get(v->map, 1).pid))
 		return false;
 	if (v->map && (*scans)++ >= VIEW_REAP_SCANS)
 		return true;
@@ -1128,7 +582,7 @@ static bool view_alive(struct view *v, unsigned int *scans)
 	if (pid <= 0)
 		return pid != -ENOENT; /* out of descriptors: cannot tell */
 	v->keeper = pid;
-	v->keeper_ino = proc_ino_of(pid);
+	v->keeper_ino = view_proc_ino_of(pid);
 	return true;
 }
 
@@ -1144,7 +598,7 @@ static void view_end_locked(struct views *vs, struct view *v)
 	if (v->nsfd >= 0 && v->nsfd != vs->pinned_fd)
 		close(v->nsfd);
 	v->nsfd = -1;
-	map_free(v->map);
+	view_map_free(v->map);
 	v->map = NULL;
 	v->nowhere = true;
 	v->gone = true;
@@ -1216,7 +670,7 @@ unsigned int views_reap(struct views *vs, unsigned int *slot, unsigned int max)
 		}
 	}
 	pthread_mutex_unlock(&vs->lock);
-	chains_drop(vs, ended, nended, now - VIEW_CHAIN_IDLE_S);
+	view_chains_drop(vs, ended, nended, now - VIEW_CHAIN_IDLE_S);
 	return n;
 }
 
@@ -1267,79 +721,6 @@ void views_put(struct views *vs, struct view *v)
 	pthread_mutex_lock(&vs->lock);
 	v->refs--;
 	pthread_mutex_unlock(&vs->lock);
-}
-
-static int translate(const struct view *v, unsigned long request, pid_t nr)
-{
-	int ret;
-
-	if (v->nowhere || nr <= 0)
-		return -ENOENT;
-	if (v->identity)
-		return nr;
-	ret = ioctl(v->nsfd, request, (int)nr);
-	return ret > 0 ? ret : -ENOENT;
-}
-
-int view_to_daemon(const struct view *v, pid_t nr)
-{
-	if (v->map && !v->nowhere && nr > 0)
-		return nspid_to_daemon(v, nr);
-	return translate(v, NS_GET_PID_FROM_PIDNS, nr);
-}
-
-int view_thread_to_daemon(const struct view *v, pid_t pid, pid_t nr)
-{
-	if (v->map && !v->nowhere && nr > 0)
-		return nspid_thread_to_daemon(v, pid, nr);
-	return translate(v, NS_GET_PID_FROM_PIDNS, nr);
-}
-
-/* The namespace of task @pid, as a pass met it less than NS_SEEN_MS ago. */
-static ino_t seen_ns(struct views *vs, pid_t pid)
-{
-	struct ns_seen *e = &vs->seen[(unsigned int)pid % NS_SEEN];
-	long long now = clock_coarse_ms();
-	ino_t ns = 0;
-
-	pthread_mutex_lock(&vs->seen_lock);
-	if (e->pid == pid && now - e->at_ms < NS_SEEN_MS)
-		ns = e->ns;
-	pthread_mutex_unlock(&vs->seen_lock);
-	if (ns)
-		return ns;
-	ns = ns_of(pid);
-	pthread_mutex_lock(&vs->seen_lock);
-	e->pid = pid;
-	e->ns = ns;
-	e->at_ms = now;
-	pthread_mutex_unlock(&vs->seen_lock);
-	return ns;
-}
-
-int view_pass_from_daemon(const struct view *v, pid_t pid)
-{
-	ino_t ns;
-
-	if (v->map && !v->nowhere && pid > 0) {
-		ns = seen_ns(v->vs, pid);
-		if (!ns || !ns_within(v->vs, pid, ns, v->level, v->ns_ino))
-			return -ENOENT;
-	}
-	return view_from_daemon(v, pid);
-}
-
-int view_from_daemon(const struct view *v, pid_t pid)
-{
-	int nr;
-
-	if (v->map && !v->nowhere && pid > 0) {
-		nr = nspid_from_daemon(v, pid);
-		if (nr > 0)
-			map_put(v->map, nr, pid, 0);
-		return nr;
-	}
-	return translate(v, NS_GET_PID_IN_PIDNS, pid);
 }
 
 bool view_shows_owner(const struct view *v, uid_t uid)

@@ -113,7 +113,7 @@ struct view {
 	 * -EMFILE (out of descriptors) or -ENOMEM, its answer; else 0. */
 	int error;
 	int nsfd; /* the namespace, for translation; -1 if identity */
-	/* Private to view.c: */
+	/* Private to view.c and view_ns.c: */
 	unsigned int refs;
 	unsigned long held; /* inodes the kernel holds named in it */
 	long long dropped_s; /* when its names were last asked to go */
@@ -302,7 +302,7 @@ int view_from_daemon(const struct view *v, pid_t pid);
  * view_pass_from_daemon - view_from_daemon() for a pass over every
  * process of the machine (a listing of proc/, proc/table): on the nspid
  * way a task found outside @v less than a second ago is not asked
- * again (view.c says what that can miss).
+ * again (view_int.h, NS_SEEN, says what that can miss).
  */
 int view_pass_from_daemon(const struct view *v, pid_t pid);
 
