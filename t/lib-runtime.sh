@@ -139,8 +139,8 @@ kills_under_reader() {
 # the host's mounts of the connection of $MNT (the mount and any copy
 # of it: other timingfs mounts of the machine are not the test's), one
 # line. Caches of bounds of their own are counted apart: the task
-# files the engine keeps open (2048) and the pidfds it asks identities
-# of (2048, ident.c), and the PID namespaces of the views (a slot each, view.h: a
+# files the engine keeps open and the pidfds it asks identities of
+# (TASK_FDS each, taskfd.h), and the PID namespaces of the views (a slot each, view.h: a
 # container's view keeps its slot, and its namespace, until the slot
 # is taken again).
 server_state() {

@@ -28,12 +28,12 @@ WARMUP=$((TEST_SOAK_SECONDS / 4 > 5 ? TEST_SOAK_SECONDS / 4 : 5))
 KEEP=5
 MAX_TASKS=500
 # The bounds that grow up to a size and stay: the task files the engine
-# keeps open (TASK_FDS in src/engine/engine.c) and the pidfds it keeps
-# to ask identities (IDENT_FDS in src/engine/ident.c), counted apart
+# keeps open and the pidfds it keeps to ask identities (two tables of
+# TASK_FDS each, src/engine/taskfd.h), counted apart
 # from the daemon's other descriptors; and one more open by each of
 # libfuse's workers (10) between an open and its keeping.
-TASK_FDS=2048
-IDENT_FDS=2048
+TASK_FDS=2048 # of task files
+IDENT_FDS=2048 # of pidfds
 WORKERS=10
 # What each walker must have read, at least, so that the soak cannot
 # pass by reading nothing.

@@ -220,9 +220,9 @@ test_expect_success 'the container ends after the hostile root moved the mount: 
 # The descriptors are counted apart from those the engine keeps of
 # tasks' /proc files for their next read (/proc/N/status,
 # /proc/N/task/N/stat...),
-# which it bounds by itself (TASK_FDS, src/engine/engine.c) and frees only
+# which it bounds by itself (TASK_FDS, src/engine/taskfd.h) and frees only
 # when a slot is taken by another task, and from the pidfds it keeps to
-# ask tasks' identities (IDENT_FDS, src/engine/ident.c): those are a
+# ask tasks' identities (as many, in a table of their own): those are a
 # fourth number, within the two bounds.
 usage() {
 	local fds
