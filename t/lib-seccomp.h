@@ -53,11 +53,11 @@
 #endif
 
 /* The first three instructions of a filter: another ABI, killed. */
-#define SECCOMP_OTHER_ABI_KILLED                                          \
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS,                                \
-		 offsetof(struct seccomp_data, arch)),                    \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0),          \
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+#define SECCOMP_OTHER_ABI_KILLED                                         \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS,                               \
+		 offsetof(struct seccomp_data, arch)),                   \
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0), \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
 
 /*
  * seccomp_exec(NAME, ARGC, ARGV, CODE, LEN): the main of helper-NAME:

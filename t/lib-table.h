@@ -20,8 +20,10 @@ static inline void table_header_init(const char *prog)
 	const char *h = getenv("TABLE_HEADER");
 
 	if (!h || !*h || strlen(h) + 2 > sizeof(table_header)) {
-		fprintf(stderr, "%s: no TABLE_HEADER in the environment "
-			"(t/test-lib.sh exports it)\n", prog);
+		fprintf(stderr,
+			"%s: no TABLE_HEADER in the environment "
+			"(t/test-lib.sh exports it)\n",
+			prog);
 		exit(2);
 	}
 	snprintf(table_header, sizeof(table_header), "%s\n", h);

@@ -613,7 +613,7 @@ static int listing_entry(const char *ent, size_t bytes, char *name, size_t size,
 }
 
 /*
- * The entry a listing of @dir (of record task @dt) gives child @name
+ * The entry a listing of @dir gives child @name (inode number @ino)
  * with its attributes, as a lookup of it would: a directory (below
  * proc/, a process or a thread named in its record), counted as one
  * lookup; @dir NULL: none. Nothing for a file or link (ep->ino 0: the
