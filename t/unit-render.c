@@ -128,11 +128,23 @@ static void test_values(void)
 	render_value(&b, UINT64_MAX);
 	check_str(text(&b), "18446744073709551615\n", "value 2^64-1");
 	rbuf_free(&b);
+}
 
-	render_kv(&b, "cycles", 42);
-	render_kv(&b, "exit_time", 0);
-	check_str(text(&b), "cycles 42\nexit_time 0\n", "key value lines");
-	rbuf_free(&b);
+/* The value file @name of @t, by the catalogue's row of that name. */
+static void render_named(struct rbuf *b, enum units units, const char *name,
+			 const struct task_times *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < TASK_VALUE_COUNT; i++)
+		if (strcmp(task_values[i].name, name) == 0)
+			break;
+	if (i == TASK_VALUE_COUNT) {
+		printf("Bail out! no value %s in the catalogue\n", name);
+		exit(99);
+	}
+	check_int(render_task_value(b, units, &task_values[i], t), 0,
+		  "render %s", name);
 }
 
 static void test_task_files(void)
@@ -141,32 +153,32 @@ static void test_task_files(void)
 	struct rbuf b;
 
 	rbuf_init(&b);
-	render_cycles(&b, UNITS_WINDOWS, &thread);
+	render_named(&b, UNITS_WINDOWS, "cycles", &thread);
 	check_str(text(&b), "4500000369\n", "cycles have no units");
 	rbuf_free(&b);
 
 	/* 500000041 ns / 100 = 5000000.41 -> 5000000. */
-	render_kernel_time(&b, UNITS_WINDOWS, &thread);
+	render_named(&b, UNITS_WINDOWS, "kernel_time", &thread);
 	check_str(text(&b), "5000000\n", "kernel_time in 100 ns");
 	rbuf_free(&b);
-	render_kernel_time(&b, UNITS_UNIX, &thread);
+	render_named(&b, UNITS_UNIX, "kernel_time", &thread);
 	check_str(text(&b), "500000041\n", "kernel_time in ns");
 	rbuf_free(&b);
 
 	/* 1000000082 ns / 100 = 10000000.82 -> 10000000. */
-	render_user_time(&b, UNITS_WINDOWS, &thread);
+	render_named(&b, UNITS_WINDOWS, "user_time", &thread);
 	check_str(text(&b), "10000000\n", "user_time in 100 ns");
 	rbuf_free(&b);
-	render_user_time(&b, UNITS_UNIX, &thread);
+	render_named(&b, UNITS_UNIX, "user_time", &thread);
 	check_str(text(&b), "1000000082\n", "user_time in ns");
 	rbuf_free(&b);
 
 	/* 1700000050 s = 17000000500000000 intervals, + 116444736000000000
 	 * for 1601..1970 = 133444736500000000. */
-	render_creation_time(&b, UNITS_WINDOWS, &thread);
+	render_named(&b, UNITS_WINDOWS, "creation_time", &thread);
 	check_str(text(&b), "133444736500000000\n", "creation_time FILETIME");
 	rbuf_free(&b);
-	render_creation_time(&b, UNITS_UNIX, &thread);
+	render_named(&b, UNITS_UNIX, "creation_time", &thread);
 	check_str(text(&b), "1700000050000000000\n", "creation_time unix ns");
 	rbuf_free(&b);
 	{
@@ -175,26 +187,26 @@ static void test_task_files(void)
 		/* The start to the ns, where the tick-grained one says
 		 * which task it is: the former is shown. */
 		fine.created_ns = 1700000050004321987ULL;
-		render_creation_time(&b, UNITS_UNIX, &fine);
+		render_named(&b, UNITS_UNIX, "creation_time", &fine);
 		check_str(text(&b), "1700000050004321987\n",
 			  "creation_time: the start to the ns, unix");
 		rbuf_free(&b);
-		render_creation_time(&b, UNITS_WINDOWS, &fine);
+		render_named(&b, UNITS_WINDOWS, "creation_time", &fine);
 		check_str(text(&b), "133444736500043219\n",
 			  "creation_time: the start to the ns, FILETIME");
 		rbuf_free(&b);
 	}
 
-	render_exit_time(&b, UNITS_WINDOWS, &thread);
+	render_named(&b, UNITS_WINDOWS, "exit_time", &thread);
 	check_str(text(&b), "0\n", "exit_time of a live task is 0 (windows)");
 	rbuf_free(&b);
-	render_exit_time(&b, UNITS_UNIX, &thread);
+	render_named(&b, UNITS_UNIX, "exit_time", &thread);
 	check_str(text(&b), "0\n", "exit_time of a live task is 0 (unix)");
 	rbuf_free(&b);
 
 	/* Exited 10 s after it started: 1700000060 s. */
 	gone.exit_ns = 1700000060000000000ULL;
-	render_exit_time(&b, UNITS_WINDOWS, &gone);
+	render_named(&b, UNITS_WINDOWS, "exit_time", &gone);
 	check_str(text(&b), "133444736600000000\n", "exit_time FILETIME");
 	rbuf_free(&b);
 }
@@ -224,6 +236,44 @@ static void test_times(void)
 		  "creation_time 1700000050000000000\n"
 		  "exit_time 1700000060000000000\n",
 		  "times file, unix units, an exited task");
+	rbuf_free(&b);
+}
+
+/* The header and the times file name the catalogue's values in its
+ * order, and a line has a number for each. */
+static void test_catalogue(void)
+{
+	struct task_times t = thread;
+	char want[256] = "pid tid", *line, *save = NULL;
+	unsigned int i, n = 0;
+	struct rbuf b;
+	bool same = true;
+
+	rbuf_init(&b);
+	for (i = 0; i < TASK_VALUE_COUNT; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want),
+			 " %s", task_values[i].name);
+	strcat(want, "\n");
+	check_int(render_table_header(&b), 0, "header: ok");
+	check_str(text(&b), want, "header: pid, tid and the catalogue");
+	rbuf_free(&b);
+
+	render_times(&b, UNITS_UNIX, &t);
+	for (line = strtok_r(b.data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), n++)
+		same &= n < TASK_VALUE_COUNT &&
+			strncmp(line, task_values[n].name,
+				strlen(task_values[n].name)) == 0 &&
+			line[strlen(task_values[n].name)] == ' ';
+	check(same && n == TASK_VALUE_COUNT,
+	      "times: a line per value, in the catalogue's order");
+	rbuf_free(&b);
+
+	render_table_row(&b, UNITS_UNIX, 1, 2, &t);
+	for (i = 0, n = 0; i < b.len; i++)
+		n += b.data[i] == ' ';
+	check_int(n, 1 + TASK_VALUE_COUNT, "a table line: %u numbers",
+		  2 + TASK_VALUE_COUNT);
 	rbuf_free(&b);
 }
 
@@ -368,6 +418,7 @@ int main(void)
 	test_values();
 	test_task_files();
 	test_times();
+	test_catalogue();
 	test_idle_cycles();
 	test_cpulist();
 	test_info();

@@ -56,7 +56,7 @@ struct task_times {
 	 */
 	uint64_t creation_ns;
 	/*
-	 * Its creation time as creation_time shows it, with TASK_BORN:
+	 * Its creation time as the mount shows it, with TASK_BORN:
 	 * to the nanosecond where the task source has it (engine_opts's
 	 * tasks, below), else creation_ns; the same at every read of the
 	 * same task. creation_ns, tick-grained, is which task it is.

@@ -70,7 +70,7 @@ int rbuf_printf(struct rbuf *b, const char *fmt, ...)
 }
 
 /* Write @v in decimal at @p, then @end; the bytes written. Two digits
- * a step, from the end: a table has seven numbers a line. */
+ * a step, from the end: a table has a line of them per thread. */
 static size_t put_u64(char *p, uint64_t v, char end)
 {
 	static const char pairs[] = "00010203040506070809"
@@ -108,78 +108,54 @@ int render_value(struct rbuf *b, uint64_t v)
 	return rbuf_printf(b, "%" PRIu64 "\n", v);
 }
 
-int render_kv(struct rbuf *b, const char *key, uint64_t v)
+int render_task_value(struct rbuf *b, enum units units,
+		      const struct task_value *v, const struct task_times *t)
 {
-	return rbuf_printf(b, "%s %" PRIu64 "\n", key, v);
-}
-
-int render_cycles(struct rbuf *b, enum units units, const struct task_times *t)
-{
-	(void)units;
-	return render_value(b, t->cycles);
-}
-
-int render_kernel_time(struct rbuf *b, enum units units,
-		       const struct task_times *t)
-{
-	return render_value(b, units_duration(units, t->kernel_ns));
-}
-
-int render_user_time(struct rbuf *b, enum units units,
-		     const struct task_times *t)
-{
-	return render_value(b, units_duration(units, t->user_ns));
-}
-
-int render_creation_time(struct rbuf *b, enum units units,
-			 const struct task_times *t)
-{
-	return render_value(b, units_timestamp(units, t->created_ns));
-}
-
-int render_exit_time(struct rbuf *b, enum units units,
-		     const struct task_times *t)
-{
-	return render_value(b, units_timestamp(units, t->exit_ns));
+	return render_value(b, task_value(v, units, t));
 }
 
 int render_times(struct rbuf *b, enum units units, const struct task_times *t)
 {
-	return rbuf_printf(b,
-			   "cycles %" PRIu64 "\nkernel_time %" PRIu64
-			   "\nuser_time %" PRIu64 "\ncreation_time %" PRIu64
-			   "\nexit_time %" PRIu64 "\n",
-			   t->cycles, units_duration(units, t->kernel_ns),
-			   units_duration(units, t->user_ns),
-			   units_timestamp(units, t->created_ns),
-			   units_timestamp(units, t->exit_ns));
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < TASK_VALUE_COUNT && ret == 0; i++)
+		ret = rbuf_printf(b, "%s %" PRIu64 "\n", task_values[i].name,
+				  task_value(&task_values[i], units, t));
+	return ret;
 }
 
 int render_table_header(struct rbuf *b)
 {
-	return rbuf_printf(b, "pid tid cycles kernel_time user_time "
-			      "creation_time exit_time\n");
+	unsigned int i;
+	int ret;
+
+	ret = rbuf_printf(b, "pid tid");
+	for (i = 0; i < TASK_VALUE_COUNT && ret == 0; i++)
+		ret = rbuf_printf(b, " %s", task_values[i].name);
+	return ret ? ret : rbuf_printf(b, "\n");
 }
+
+/* A number of at most 20 digits and its separator. */
+#define FIELD_MAX 21
 
 int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 		     const struct task_times *t)
 {
+	unsigned int i;
 	char *p;
 
-	/* Seven numbers of at most 20 digits, each with its separator,
-	 * written in place: a table has a line per thread. */
+	/* Written in place: a table has a line per thread. */
 	if (pid < 0 || tid < 0)
 		return -EINVAL;
-	if (rbuf_reserve(b, 7 * 21) < 0)
+	if (rbuf_reserve(b, (2 + TASK_VALUE_COUNT) * FIELD_MAX) < 0)
 		return -ENOMEM;
 	p = b->data + b->len;
 	p += put_u64(p, (uint64_t)pid, ' ');
 	p += put_u64(p, (uint64_t)tid, ' ');
-	p += put_u64(p, t->cycles, ' ');
-	p += put_u64(p, units_duration(units, t->kernel_ns), ' ');
-	p += put_u64(p, units_duration(units, t->user_ns), ' ');
-	p += put_u64(p, units_timestamp(units, t->created_ns), ' ');
-	p += put_u64(p, units_timestamp(units, t->exit_ns), '\n');
+	for (i = 0; i < TASK_VALUE_COUNT; i++)
+		p += put_u64(p, task_value(&task_values[i], units, t),
+			     i + 1 < TASK_VALUE_COUNT ? ' ' : '\n');
 	*p = '\0';
 	b->len = (size_t)(p - b->data);
 	return 0;

@@ -14,6 +14,7 @@
 
 #include "policy.h"
 #include "engine.h"
+#include "values.h"
 
 /* A growing buffer: a file's text, or the entries of a listing. */
 struct rbuf {
@@ -39,39 +40,25 @@ int rbuf_printf(struct rbuf *b, const char *fmt, ...)
 /* render_value - append "@v\n". 0 or -ENOMEM. */
 int render_value(struct rbuf *b, uint64_t v);
 
-/* render_kv - append "@key @v\n". 0 or -ENOMEM. */
-int render_kv(struct rbuf *b, const char *key, uint64_t v);
+/* render_task_value - append value @v of @t in @units, and a newline. */
+int render_task_value(struct rbuf *b, enum units units,
+		      const struct task_value *v, const struct task_times *t);
 
 /*
- * The task files: each appends the one value of its name, in @units
- * (cycles have no units). 0 or -ENOMEM.
- */
-int render_cycles(struct rbuf *b, enum units units, const struct task_times *t);
-int render_kernel_time(struct rbuf *b, enum units units,
-		       const struct task_times *t);
-int render_user_time(struct rbuf *b, enum units units,
-		     const struct task_times *t);
-int render_creation_time(struct rbuf *b, enum units units,
-			 const struct task_times *t);
-int render_exit_time(struct rbuf *b, enum units units,
-		     const struct task_times *t);
-
-/*
- * render_times - the times file: lines cycles, kernel_time, user_time,
- * creation_time, exit_time, in that order, from one snapshot.
+ * render_times - the times file: a line "NAME VALUE" for each value of
+ * the catalogue (values.h), in its order, from one snapshot.
  */
 int render_times(struct rbuf *b, enum units units, const struct task_times *t);
 
 /*
  * render_table_header - the first line of a table: the names of its
- * columns, "pid tid cycles kernel_time user_time creation_time
- * exit_time".
+ * columns, "pid tid" and the catalogue's names.
  */
 int render_table_header(struct rbuf *b);
 
 /*
  * render_table_row - one thread's line of a table: @pid, @tid and its
- * times in @units, as its value files show them, one blank apart.
+ * values in @units, as its value files show them, one blank apart.
  */
 int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 		     const struct task_times *t);

@@ -76,8 +76,8 @@ static int table_thread(void *ctx, pid_t tid)
 	if (view_from_daemon(t->r->view, tid) < 0)
 		return 0;
 	t->procfs_threads++;
-	ret = engine_task_times(t->r->env->engine, t->pid, tid, TASK_ALL,
-				&times);
+	ret = engine_task_times(t->r->env->engine, t->pid, tid,
+				TASK_VALUES_NEED, &times);
 	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)

@@ -12,8 +12,6 @@
 #define FILE_MODE (S_IFREG | 0444)
 #define LINK_MODE (S_IFLNK | 0777)
 
-typedef int (*task_fn)(struct rbuf *b, enum units units,
-		       const struct task_times *t);
 typedef int (*show_fn)(struct request *r, const struct node *n, struct rbuf *b);
 typedef int (*link_fn)(struct request *r, char *buf, size_t size);
 typedef int (*check_fn)(struct request *r, const struct node *n,
@@ -30,8 +28,11 @@ struct entry {
 	unsigned int parent; /* the kind of its directory */
 	const char *name;
 	mode_t mode;
-	task_fn task; /* a file of a task's times, */
-	unsigned int need; /* what it needs of them (enum task_need) */
+	/* A file of a task's times: one value of the catalogue, or all
+	 * of them (the times file); what it needs (enum task_need). */
+	const struct task_value *value;
+	bool times;
+	unsigned int need;
 	show_fn show; /* any other file */
 	link_fn link; /* a symlink: its target for the reader */
 	const char *prefix; /* a numbered directory: */
@@ -65,10 +66,16 @@ struct entry {
 		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
 		.show = SHOW, .grows = true,                       \
 	}
-#define E_TASK(PARENT, NAME, RENDER, NEED)                         \
-	{                                                          \
-		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
-		.task = RENDER, .need = NEED,                      \
+#define E_VALUE(PARENT, NAME, NEED, FORM, FIELD) \
+	{ .parent = PARENT,                      \
+	  .name = #NAME,                         \
+	  .mode = FILE_MODE,                     \
+	  .value = &task_values[VALUE_##NAME],   \
+	  .need = NEED },
+#define E_TIMES(PARENT)                                               \
+	{                                                             \
+		.parent = PARENT, .name = "times", .mode = FILE_MODE, \
+		.times = true, .need = TASK_VALUES_NEED,              \
 	}
 #define E_LINK(PARENT, NAME, TARGET)                               \
 	{                                                          \
@@ -76,15 +83,9 @@ struct entry {
 		.link = TARGET,                                    \
 	}
 
-/* The files of a task, the same for a process and for a thread. */
-#define TASK_FILES(PARENT)                                                     \
-	E_TASK(PARENT, "cycles", render_cycles, TASK_CPU),                     \
-		E_TASK(PARENT, "kernel_time", render_kernel_time, TASK_SPLIT), \
-		E_TASK(PARENT, "user_time", render_user_time, TASK_SPLIT),     \
-		E_TASK(PARENT, "creation_time", render_creation_time,          \
-		       TASK_BORN),                                             \
-		E_TASK(PARENT, "exit_time", render_exit_time, TASK_START),     \
-		E_TASK(PARENT, "times", render_times, TASK_ALL)
+/* The files of a task, the same for a process and for a thread: one
+ * per value of the catalogue, and all of them in one. */
+#define TASK_FILES(PARENT) TASK_VALUES(E_VALUE, PARENT) E_TIMES(PARENT)
 
 static const struct entry tree[] = {
 	/* The directories, at the kinds of enum node_kind. */
@@ -347,10 +348,13 @@ int tree_render(struct request *r, const struct node *n, struct rbuf *b)
 	struct task_times t;
 	int ret;
 
-	if (ent->task) {
+	if (ent->value || ent->times) {
 		ret = task_times(r, n, ent->need, &t);
-		if (ret == 0)
-			ret = ent->task(b, engine_units(r->env->engine), &t);
+		if (ret == 0 && ent->value)
+			ret = render_task_value(b, engine_units(r->env->engine),
+						ent->value, &t);
+		else if (ret == 0)
+			ret = render_times(b, engine_units(r->env->engine), &t);
 	} else if (ent->show) {
 		ret = ent->show(r, n, b);
 	} else {

@@ -71,8 +71,9 @@ bool tree_grows(const struct node *n);
 /*
  * tree_file_slot - the place of file @n among the files of its
  * directory, below TREE_DIR_FILES; TREE_DIR_FILES for any other node.
+ * A process's directory has the most: its values, times, threads.table.
  */
-#define TREE_DIR_FILES 8
+#define TREE_DIR_FILES (TASK_VALUE_COUNT + 2)
 unsigned int tree_file_slot(const struct node *n);
 
 /*

@@ -1,0 +1,58 @@
+/*
+ * values: the catalogue of a task's values, the one list of them.
+ *
+ * A row of TASK_VALUES is a value: its file's name, what the engine
+ * must read for it (enum task_need), its form (how its field of one
+ * struct task_times becomes a number in the mount's units) and that
+ * field. The tree makes a file of each row in a process's and a
+ * thread's directory; the times file, the tables' header and each
+ * table line are the rows in order. A new value is a row here and its
+ * field in struct task_times, filled where the engine composes it.
+ *
+ * X(A, NAME, NEED, FORM, FIELD) is called once per row, A passed on.
+ */
+#ifndef TIMINGFS_VALUES_H
+#define TIMINGFS_VALUES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "policy.h"
+
+#define TASK_VALUES(X, A)                                          \
+	X(A, cycles, TASK_CPU, FORM_COUNT, cycles)                 \
+	X(A, kernel_time, TASK_SPLIT, FORM_DURATION, kernel_ns)    \
+	X(A, user_time, TASK_SPLIT, FORM_DURATION, user_ns)        \
+	X(A, creation_time, TASK_BORN, FORM_TIMESTAMP, created_ns) \
+	X(A, exit_time, TASK_START, FORM_TIMESTAMP, exit_ns)
+
+/* How a field becomes the number a reader sees. */
+enum value_form {
+	FORM_COUNT, /* as it is: cycles have no units */
+	FORM_DURATION, /* ns, in the units' durations */
+	FORM_TIMESTAMP, /* ns since the Unix epoch, in the units' instants */
+};
+
+struct task_value {
+	const char *name;
+	unsigned int need; /* enum task_need */
+	enum value_form form;
+	size_t field; /* its offset in struct task_times, a uint64_t */
+};
+
+#define TASK_VALUE_ID(A, NAME, NEED, FORM, FIELD) VALUE_##NAME,
+/* The rows' indexes in task_values[], in order. */
+enum task_value_id { TASK_VALUES(TASK_VALUE_ID, ) TASK_VALUE_COUNT };
+
+#define TASK_VALUE_NEED(A, NAME, NEED, FORM, FIELD) | (NEED)
+/* What every value together needs: the times file's and a table's. */
+#define TASK_VALUES_NEED (0 TASK_VALUES(TASK_VALUE_NEED, ))
+
+extern const struct task_value task_values[TASK_VALUE_COUNT];
+
+/* task_value - the number @v shows of @t in @units. */
+uint64_t task_value(const struct task_value *v, enum units units,
+		    const struct task_times *t);
+
+#endif
