@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "engine_int.h"
 #include "tap.h"
 
 #define HZ 3000000000ULL
@@ -541,7 +542,8 @@ static void test_history_sweep(void)
 	engine_task_times(e, 100, 101, TASK_ALL, &t);
 	engine_task_times(e, 200, 0, TASK_ALL, &t);
 	engine_task_times(e, 200, 200, TASK_ALL, &t);
-	check_u64(engine_history_sweep(e), 0, "sweep: every task there stays");
+	check_u64(task_history_sweep(&e->history), 0,
+		  "sweep: every task there stays");
 	/* Process 200 gone; thread 101 gone, but retained; 100 there. */
 	snprintf(path, sizeof(path), "%s/proc/200", dir);
 	remove_tree(path);
@@ -552,12 +554,12 @@ static void test_history_sweep(void)
 			  !engine_task_gone(e, 100, 0) &&
 			  !engine_task_gone(e, 100, 100),
 		  1, "task gone: what the proc root has, not the exited table");
-	check_u64(engine_history_sweep(e), 2,
+	check_u64(task_history_sweep(&e->history), 2,
 		  "sweep: a process gone goes, with its thread");
-	check_u64(engine_history_sweep(e), 0,
+	check_u64(task_history_sweep(&e->history), 0,
 		  "sweep: a retained thread stays, and the live ones");
 	engine_set_retained(e, NULL);
-	check_u64(engine_history_sweep(e), 1,
+	check_u64(task_history_sweep(&e->history), 1,
 		  "sweep: a thread no longer retained goes");
 	remove_tree(dir);
 	engine_free(e);

@@ -17,11 +17,31 @@
 #include "tap.h"
 #include "task.h"
 
+/* The clamp alone: the shares, no start. */
+static bool history_clamp(struct task_history *h, pid_t pid, pid_t tid,
+			  uint64_t start_ticks, uint64_t *kernel_ns,
+			  uint64_t *user_ns)
+{
+	return task_history_record(h, pid, tid, start_ticks, kernel_ns, user_ns,
+				   NULL);
+}
+
+/* The entries @h holds now. */
+static size_t history_count(struct task_history *h)
+{
+	size_t n;
+
+	pthread_mutex_lock(&h->lock);
+	n = h->table.count;
+	pthread_mutex_unlock(&h->lock);
+	return n;
+}
+
 /* A clamp, and the sweep it says is due, as the engine does. */
 static void clamp(struct task_history *h, pid_t pid, pid_t tid,
 		  uint64_t start_ticks, uint64_t *kernel_ns, uint64_t *user_ns)
 {
-	if (task_history_clamp(h, pid, tid, start_ticks, kernel_ns, user_ns))
+	if (history_clamp(h, pid, tid, start_ticks, kernel_ns, user_ns))
 		task_history_sweep(h);
 }
 
@@ -73,7 +93,7 @@ static void test_many_tasks(void)
 	task_history_init(&h);
 	check_int(read_all_twice(&h, 1000), 0,
 		  "%d tasks, each clamped twice: none goes back", TASKS);
-	check_u64(task_history_count(&h), TASKS,
+	check_u64(history_count(&h), TASKS,
 		  "an entry per task, with no keep function");
 	task_history_destroy(&h);
 }
@@ -110,7 +130,7 @@ static void test_sweep(void)
 		left += tid % 2 == 0 || tid % 3 == 0;
 	check_u64(task_history_sweep(&h), TASK_HISTORY_SWEEP_MIN - 1 - left,
 		  "a sweep drops the tasks neither alive nor kept");
-	check_u64(task_history_count(&h), left, "and keeps the others");
+	check_u64(history_count(&h), left, "and keeps the others");
 	/* A kept one is still clamped; a dropped one starts afresh. */
 	for (tid = 1; tid < TASK_HISTORY_SWEEP_MIN; tid++) {
 		split_pct(1000, 30, &k, &u);
@@ -139,7 +159,7 @@ static void test_due(void)
 	task_history_set_keep(&h, keep_some, NULL);
 	for (tid = 1; tid <= TASK_HISTORY_SWEEP_MIN + 9; tid++) {
 		split_pct(1000, 60, &k, &u);
-		if (task_history_clamp(&h, 2, tid, 5, &k, &u) && !due++)
+		if (history_clamp(&h, 2, tid, 5, &k, &u) && !due++)
 			first_due = (unsigned int)tid;
 	}
 	check_int(keep_calls, 0, "a clamp never calls keep");
@@ -148,7 +168,7 @@ static void test_due(void)
 	check_int(due, 10, "and stays due until one is done");
 	task_history_sweep(&h);
 	split_pct(1000, 60, &k, &u);
-	check(!task_history_clamp(&h, 2, 100000, 5, &k, &u),
+	check(!history_clamp(&h, 2, 100000, 5, &k, &u),
 	      "not due after a sweep");
 	task_history_destroy(&h);
 }
@@ -176,8 +196,8 @@ static void test_bounded(void)
 		alive_from = tid > 1000 ? tid - 1000 : 0;
 		split_pct(1000, 60, &k, &u);
 		clamp(&h, 1, tid, 5, &k, &u);
-		if (task_history_count(&h) > most)
-			most = task_history_count(&h);
+		if (history_count(&h) > most)
+			most = history_count(&h);
 	}
 	check(most <= TASK_HISTORY_SWEEP_MIN,
 	      "100000 tasks, 1000 alive: at most %d entries (%zu)",
@@ -254,7 +274,7 @@ static void test_threads(void)
 	}
 	check_int(bad, 0, "4 threads of %d tasks each, sweeping: none back",
 		  TASKS);
-	check_u64(task_history_count(&h), 4 * TASKS, "every task kept");
+	check_u64(history_count(&h), 4 * TASKS, "every task kept");
 	task_history_destroy(&h);
 }
 
@@ -381,7 +401,7 @@ static void first_server(struct task_history *h)
 					      1000 + (uint64_t)tid);
 		if (tid % 7 == 0) {
 			split_pct(2000, 50, &k, &u);
-			task_history_clamp(h, 77, tid, 9, &k, &u);
+			history_clamp(h, 77, tid, 9, &k, &u);
 		}
 	}
 	task_history_sweep(h);
@@ -417,7 +437,7 @@ static unsigned int successor_reads(struct task_history *h)
 			split_pct(2000, 50, &k1, &u1);
 			split_pct(2000, 30, &k, &u);
 		}
-		task_history_clamp(h, 77, tid, start, &k, &u);
+		history_clamp(h, 77, tid, start, &k, &u);
 		if (k != k1 || u != u1)
 			bad++;
 	}
@@ -439,14 +459,13 @@ static void test_shared_successor(void)
 	check_int(task_history_set_area(&first, a1, TASK_HISTORY_BYTES), 0,
 		  "shared: a new area taken");
 	first_server(&first);
-	check_u64(task_history_count(&first), left, "shared: %zu entries",
-		  left);
+	check_u64(history_count(&first), left, "shared: %zu entries", left);
 	/* The first server dies: its index goes, the area stays. */
 	task_history_destroy(&first);
 	task_history_init(&next);
 	check_int(task_history_set_area(&next, a2, TASK_HISTORY_BYTES), 0,
 		  "shared: a successor maps it elsewhere");
-	check_u64(task_history_count(&next), left,
+	check_u64(history_count(&next), left,
 		  "shared: the successor finds every entry");
 	check_int(successor_reads(&next), 0,
 		  "shared: each with its start, its start to the ns and its "
@@ -458,7 +477,7 @@ static void test_shared_successor(void)
 		pid_t tid;
 
 		for (tid = 1; tid <= SHARED_TASKS / 5; tid++)
-			task_history_clamp(&next, 78, tid, 5, &k, &u);
+			history_clamp(&next, 78, tid, 5, &k, &u);
 		check_u64(h->used, used,
 			  "shared: new tasks take the swept entries first");
 	}
@@ -490,10 +509,10 @@ static void test_shared_torn(void)
 	task_history_init(&h);
 	task_history_set_area(&h, a1, TASK_HISTORY_BYTES);
 	k = 600, u = 400;
-	task_history_clamp(&h, 5, 5, 1, &k, &u); /* slot 0 */
-	task_history_clamp(&h, 6, 6, 1, &k, &u); /* slot 1 */
+	history_clamp(&h, 5, 5, 1, &k, &u); /* slot 0 */
+	history_clamp(&h, 6, 6, 1, &k, &u); /* slot 1 */
 	k = 600, u = 400;
-	task_history_clamp(&h, 7, 7, 1, &k, &u); /* slot 2 */
+	history_clamp(&h, 7, 7, 1, &k, &u); /* slot 2 */
 	task_history_destroy(&h);
 	/* An entry for 8 whole but for its key, counted in use. */
 	s = &a->slot[a->used];
@@ -516,7 +535,7 @@ static void test_shared_torn(void)
 
 	task_history_init(&h);
 	task_history_set_area(&h, a2, TASK_HISTORY_BYTES);
-	check_u64(task_history_count(&h), 2,
+	check_u64(history_count(&h), 2,
 		  "torn: only whole, published entries are found");
 	check(!task_history_start(&h, 8, 8, &start),
 	      "torn: an entry not published is not found");
@@ -525,7 +544,7 @@ static void test_shared_torn(void)
 	check(!task_history_start(&h, 6, 6, &start),
 	      "torn: a take-over cut short leaves no entry");
 	k = 500, u = 500;
-	task_history_clamp(&h, 7, 7, 1, &k, &u);
+	history_clamp(&h, 7, 7, 1, &k, &u);
 	check(k == 650 && u == 400,
 	      "torn: a clamp cut short clamps to both shares (%" PRIu64
 	      "/%" PRIu64 ")",
@@ -533,8 +552,8 @@ static void test_shared_torn(void)
 	check(task_history_start(&h, 5, 5, &start) && start == 3,
 	      "torn: of two entries of a number, the later task's");
 	k = 1, u = 1;
-	task_history_clamp(&h, 10, 10, 1, &k, &u);
-	task_history_clamp(&h, 11, 11, 1, &k, &u);
+	history_clamp(&h, 10, 10, 1, &k, &u);
+	history_clamp(&h, 11, 11, 1, &k, &u);
 	check_u64(a->used, 5, "torn: the free entries are used again");
 	task_history_destroy(&h);
 	munmap(a1, TASK_HISTORY_BYTES);
@@ -558,7 +577,7 @@ static void test_shared_layout(void)
 	a = a1;
 	task_history_init(&h);
 	task_history_set_area(&h, a1, TASK_HISTORY_BYTES);
-	task_history_clamp(&h, 5, 5, 1, &k, &u);
+	history_clamp(&h, 5, 5, 1, &k, &u);
 	task_history_destroy(&h);
 	a->slot_bytes = 48; /* another binary's layout */
 	task_history_init(&h);
@@ -569,8 +588,8 @@ static void test_shared_layout(void)
 	check_int(task_history_set_area(&h, a2, 64), -EINVAL,
 		  "layout: an area too small for one entry is refused");
 	k = 600, u = 400;
-	task_history_clamp(&h, 5, 5, 1, &k, &u);
-	check_u64(task_history_count(&h), 0, "layout: and nothing recorded");
+	history_clamp(&h, 5, 5, 1, &k, &u);
+	check_u64(history_count(&h), 0, "layout: and nothing recorded");
 	task_history_destroy(&h);
 	munmap(a1, TASK_HISTORY_BYTES);
 	munmap(a2, TASK_HISTORY_BYTES);
@@ -605,22 +624,21 @@ static void test_shared_full(void)
 	task_history_set_area(&h, area, bytes);
 	for (tid = 1; tid <= 9; tid++) {
 		k = 600, u = 400;
-		task_history_clamp(&h, 1, tid, 1, &k, &u);
+		history_clamp(&h, 1, tid, 1, &k, &u);
 	}
-	check(task_history_count(&h) == 8 &&
-		      !task_history_start(&h, 1, 9, &start),
+	check(history_count(&h) == 8 && !task_history_start(&h, 1, 9, &start),
 	      "full: 8 entries, the 9th task not recorded");
 	k = 300, u = 700;
-	task_history_clamp(&h, 1, 9, 1, &k, &u);
+	history_clamp(&h, 1, 9, 1, &k, &u);
 	check(k == 300 && u == 700, "full: nor clamped");
 	for (tid = 10; tid < 10 + TASK_HISTORY_SWEEP_MIN; tid++) {
 		k = 1, u = 1;
-		due += task_history_clamp(&h, 1, tid, 1, &k, &u);
+		due += history_clamp(&h, 1, tid, 1, &k, &u);
 	}
 	check(due > 0, "full: the misses make a sweep due");
 	check_u64(task_history_sweep(&h), 4, "full: a sweep drops the gone");
 	k = 600, u = 400;
-	task_history_clamp(&h, 1, 9, 1, &k, &u);
+	history_clamp(&h, 1, 9, 1, &k, &u);
 	check(task_history_start(&h, 1, 9, &start),
 	      "full: and the next task is recorded");
 	task_history_destroy(&h);

@@ -22,6 +22,18 @@
 #include "tap.h"
 #include "tree.h"
 #include "view.h"
+#include "view_int.h"
+
+/* How many inodes named in slot @slot the kernel holds. */
+static unsigned long views_held(struct views *vs, unsigned int slot)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&vs->lock);
+	n = vs->slot[slot].held;
+	pthread_mutex_unlock(&vs->lock);
+	return n;
+}
 
 static ino_t ns_ino(pid_t pid)
 {

@@ -144,11 +144,6 @@ int engine_set_history_area(struct engine *e, void *area, size_t bytes)
 	return task_history_set_area(&e->history, area, bytes);
 }
 
-size_t engine_history_sweep(struct engine *e)
-{
-	return task_history_sweep(&e->history);
-}
-
 /*
  * One pass of the task iterator: of every task (@pid 0, taskpass_run())
  * or of process @pid alone (taskpass_run_process()); out of

@@ -178,14 +178,6 @@ void engine_set_retained(struct engine *e, const struct engine_retained *r);
 int engine_set_history_area(struct engine *e, void *area, size_t bytes);
 
 /*
- * engine_history_sweep - drop now what @e keeps of the splits shown of
- * tasks that no reader can name any more (gone from the proc root, and
- * not retained), as it does by itself as that memory grows; returns how
- * many tasks it dropped. For tests.
- */
-size_t engine_history_sweep(struct engine *e);
-
-/*
  * Which task a number is. A task's files are kept open between reads,
  * and a descriptor of a task that exited reads ESRCH even once another
  * task has its number; so a read through a kept descriptor is of the

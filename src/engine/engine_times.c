@@ -82,30 +82,51 @@ void engine_exits_lost(struct engine *e)
 		ident_forget(e->ident);
 }
 
-static uint64_t created_ns(struct engine *e, pid_t pid, pid_t tid,
-			   uint64_t start, uint64_t creation_ns, bool live);
+/* Where a task's creation time to the ns comes from. */
+enum born {
+	BORN_TICK, /* nowhere: its start in ticks */
+	BORN_KEPT, /* the history, where a pass recorded it */
+	BORN_LEARN, /* the history, else a pass now (a live task) */
+	BORN_GIVEN, /* the source's boot_ns, recorded in the history */
+};
+
+/*
+ * What a source (procfs, a pass, an exited record) knows of one task's
+ * times, before compose_times() makes them what its files show.
+ */
+struct times_src {
+	pid_t pid, tid; /* tid 0: the whole process */
+	uint64_t cpu_ns; /* its runtime */
+	bool split; /* utime:stime, in any one unit, split cpu_ns */
+	uint64_t utime, stime;
+	uint64_t start; /* clock ticks since boot + 1; 0: not known */
+	enum born born;
+	uint64_t boot_ns; /* BORN_GIVEN: its start, ns since boot */
+	uint64_t exit_ns;
+};
+
+static bool compose_times(struct engine *e, const struct times_src *s,
+			  struct task_times *t);
 
 int engine_exited_times(struct engine *e, const struct exited_task *x,
 			bool thread, struct task_times *t)
 {
-	pid_t pid = x->name[0].tgid;
-	pid_t tid = thread ? x->name[0].tid : 0;
+	struct times_src s = {
+		.pid = x->name[0].tgid,
+		.tid = thread ? x->name[0].tid : 0,
+		.cpu_ns = x->cpu_ns,
+		.split = true,
+		.utime = x->utime_us,
+		.stime = x->stime_us,
+		.start = x->start_ticks + 1,
+		.born = BORN_KEPT,
+		.exit_ns = x->exit_ns,
+	};
 
-	memset(t, 0, sizeof(*t));
-	task_split(x->cpu_ns, x->utime_us, x->stime_us, &t->kernel_ns,
-		   &t->user_ns);
 	/* Called under the exited table's lock (exited_for_each()), which
 	 * the sweep's look at retained tasks takes: a sweep due is left to
 	 * the next read of a live task. */
-	(void)task_history_clamp(&e->history, pid, tid, x->start_ticks,
-				 &t->kernel_ns, &t->user_ns);
-	t->cpu_ns = t->kernel_ns + t->user_ns;
-	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
-	t->creation_ns =
-		e->boot_ns + units_ticks_to_ns(x->start_ticks, e->clk_tck);
-	t->created_ns = created_ns(e, pid, tid, x->start_ticks + 1,
-				   t->creation_ns, false);
-	t->exit_ns = x->exit_ns;
+	(void)compose_times(e, &s, t);
 	return 0;
 }
 
@@ -152,29 +173,37 @@ out:
 		task_history_sweep(&e->history);
 }
 
+/* The creation time of a task that started @boot_ns after boot (ns;
+ * TASK_BORN_NONE: not known to the ns, so @creation_ns). */
+static uint64_t born_created_ns(const struct engine *e, uint64_t boot_ns,
+				uint64_t creation_ns)
+{
+	return boot_ns == TASK_BORN_NONE ? creation_ns :
+					   e->boot_exact_ns + boot_ns;
+}
+
 /*
  * The creation time that task @pid, @tid (0: the process), started at
  * @start (ticks + 1; 0: not known), shows: to the ns where the task
  * iterator had it, else @creation_ns. A live task not known yet costs
- * a pass (@live); an exited one is shown as it was while it lived.
+ * a pass (BORN_LEARN); an exited one is shown as it was while it lived.
  */
 static uint64_t created_ns(struct engine *e, pid_t pid, pid_t tid,
-			   uint64_t start, uint64_t creation_ns, bool live)
+			   uint64_t start, uint64_t creation_ns, enum born born)
 {
 	uint64_t boot_ns;
 
-	if (!e->pass || !start)
+	if (!e->pass || !start || born == BORN_TICK)
 		return creation_ns;
 	if (!task_history_born(&e->history, pid, tid, start - 1, &boot_ns)) {
-		if (!live)
+		if (born != BORN_LEARN)
 			return creation_ns;
 		learn_starts(e, pid, tid, start - 1);
 		if (!task_history_born(&e->history, pid, tid, start - 1,
 				       &boot_ns))
 			return creation_ns;
 	}
-	return boot_ns == TASK_BORN_NONE ? creation_ns :
-					   e->boot_exact_ns + boot_ns;
+	return born_created_ns(e, boot_ns, creation_ns);
 }
 
 /* The creation time of a task whose start is @start (ticks + 1), or 0. */
@@ -314,11 +343,11 @@ static pid_t stat_tid(const struct engine *e, pid_t pid, pid_t tid,
 int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 		      struct task_times *t)
 {
+	struct times_src src = { .pid = pid, .tid = tid };
 	struct task_stat st = { 0 };
 	uint64_t start = 0;
 	int ret;
 
-	memset(t, 0, sizeof(*t));
 	if (need & TASK_SPLIT)
 		need |= TASK_CPU;
 	if (need & TASK_BORN)
@@ -338,10 +367,10 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	}
 	if (need & TASK_CPU) {
 		if (tid)
-			ret = thread_cpu_ns(e, pid, tid, &t->cpu_ns,
+			ret = thread_cpu_ns(e, pid, tid, &src.cpu_ns,
 					    start ? &(uint64_t){ 0 } : &start);
 		else
-			ret = process_cpu_ns(e, pid, &st, &t->cpu_ns);
+			ret = process_cpu_ns(e, pid, &st, &src.cpu_ns);
 		if (ret < 0)
 			return ret;
 		/*
@@ -353,19 +382,13 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 			(void)thread_cpu_ns(e, pid, pid, &(uint64_t){ 0 },
 					    &start);
 	}
-	if (need & TASK_SPLIT) {
-		task_split(t->cpu_ns, st.utime_ticks, st.stime_ticks,
-			   &t->kernel_ns, &t->user_ns);
-		if (task_history_clamp(&e->history, pid, tid, st.start_ticks,
-				       &t->kernel_ns, &t->user_ns))
-			task_history_sweep(&e->history);
-		t->cpu_ns = t->kernel_ns + t->user_ns;
-	}
-	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
-	t->creation_ns = start_creation_ns(e, start);
-	t->created_ns = (need & TASK_BORN) ? created_ns(e, pid, tid, start,
-							t->creation_ns, true) :
-					     t->creation_ns;
+	src.split = need & TASK_SPLIT;
+	src.utime = st.utime_ticks;
+	src.stime = st.stime_ticks;
+	src.start = start;
+	src.born = (need & TASK_BORN) ? BORN_LEARN : BORN_TICK;
+	if (compose_times(e, &src, t))
+		task_history_sweep(&e->history);
 	return 0;
 }
 
@@ -376,22 +399,54 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 void engine_pass_times(struct engine *e, const struct taskpass_task *t,
 		       struct task_times *out, bool *due)
 {
-	uint64_t tick_ns = NSEC_PER_SEC / e->clk_tck, ticks, u, s, boot_ns;
+	uint64_t tick_ns = NSEC_PER_SEC / e->clk_tck, u, s;
+	struct times_src src = {
+		.pid = t->tgid,
+		.tid = t->tid,
+		.cpu_ns = t->runtime_ns,
+		.split = true,
+		.start = t->start_boot_ns / tick_ns + 1,
+		.born = BORN_GIVEN,
+		.boot_ns = t->start_boot_ns ? t->start_boot_ns : 1,
+	};
 
-	memset(out, 0, sizeof(*out));
-	ticks = t->start_boot_ns / tick_ns;
 	taskpass_adjust(t, &u, &s);
-	out->cpu_ns = t->runtime_ns;
-	task_split(out->cpu_ns, u / tick_ns, s / tick_ns, &out->kernel_ns,
-		   &out->user_ns);
-	/* One hold of the history for the clamp and the start. */
-	boot_ns = t->start_boot_ns ? t->start_boot_ns : 1;
-	*due |= task_history_record(&e->history, t->tgid, t->tid, ticks,
-				    &out->kernel_ns, &out->user_ns, &boot_ns);
-	out->cpu_ns = out->kernel_ns + out->user_ns;
-	out->cycles = units_ns_to_cycles(out->cpu_ns, e->tsc_hz);
-	out->creation_ns = start_creation_ns(e, ticks + 1);
-	out->created_ns = boot_ns == TASK_BORN_NONE ?
-				  out->creation_ns :
-				  e->boot_exact_ns + boot_ns;
+	src.utime = u / tick_ns;
+	src.stime = s / tick_ns;
+	*due |= compose_times(e, &src, out);
+}
+
+/*
+ * Make @t from what @s knows: the split of the runtime, clamped so that
+ * no share goes backwards, the cycles, the creation time in ticks and
+ * as shown, the exit time. True when the history is due a sweep, which
+ * the caller makes once it holds no lock the sweep takes.
+ */
+static bool compose_times(struct engine *e, const struct times_src *s,
+			  struct task_times *t)
+{
+	uint64_t boot_ns = s->boot_ns;
+	bool due = false;
+
+	memset(t, 0, sizeof(*t));
+	t->cpu_ns = s->cpu_ns;
+	if (s->split) {
+		task_split(s->cpu_ns, s->utime, s->stime, &t->kernel_ns,
+			   &t->user_ns);
+		/* A pass's start is recorded in the same hold. */
+		due = task_history_record(
+			&e->history, s->pid, s->tid, s->start - 1,
+			&t->kernel_ns, &t->user_ns,
+			s->born == BORN_GIVEN ? &boot_ns : NULL);
+		t->cpu_ns = t->kernel_ns + t->user_ns;
+	}
+	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
+	t->creation_ns = start_creation_ns(e, s->start);
+	if (s->born == BORN_GIVEN)
+		t->created_ns = born_created_ns(e, boot_ns, t->creation_ns);
+	else
+		t->created_ns = created_ns(e, s->pid, s->tid, s->start,
+					   t->creation_ns, s->born);
+	t->exit_ns = s->exit_ns;
+	return due;
 }

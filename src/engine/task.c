@@ -515,14 +515,6 @@ bool task_history_record(struct task_history *h, pid_t pid, pid_t tid,
 	return due;
 }
 
-bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
-			uint64_t start_ticks, uint64_t *kernel_ns,
-			uint64_t *user_ns)
-{
-	return task_history_record(h, pid, tid, start_ticks, kernel_ns, user_ns,
-				   NULL);
-}
-
 /* Which task an entry was, copied out for a sweep. */
 struct sweep_key {
 	pid_t pid, tid;
@@ -664,14 +656,4 @@ bool task_history_set_born(struct task_history *h, pid_t pid, pid_t tid,
 {
 	return task_history_record(h, pid, tid, start_ticks, NULL, NULL,
 				   &boot_ns);
-}
-
-size_t task_history_count(struct task_history *h)
-{
-	size_t n;
-
-	pthread_mutex_lock(&h->lock);
-	n = h->table.count;
-	pthread_mutex_unlock(&h->lock);
-	return n;
 }

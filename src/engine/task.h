@@ -184,22 +184,6 @@ void task_history_set_keep(struct task_history *h, task_history_keep_fn keep,
 			   void *ctx);
 
 /*
- * task_history_clamp - make *@kernel_ns and *@user_ns no less than the
- * last values recorded for the same task (@pid, @tid with 0 for the
- * whole process, started at @start_ticks), keeping their sum no less
- * than before, and record the result. A task that started before the
- * one recorded under its number is neither clamped nor recorded; one
- * that started after takes the entry over. Thread safe.
- *
- * Returns true when the history is due a sweep (above): the caller then
- * calls task_history_sweep() once it holds no lock that the keep
- * function takes; a caller that cannot leaves it to the next one.
- */
-bool task_history_clamp(struct task_history *h, pid_t pid, pid_t tid,
-			uint64_t start_ticks, uint64_t *kernel_ns,
-			uint64_t *user_ns);
-
-/*
  * task_history_sweep - drop the entries whose task the keep function
  * says is gone, now; returns how many. Nothing when there is no keep
  * function, a sweep is under way, or out of memory. Thread safe.
@@ -236,23 +220,28 @@ bool task_history_born(struct task_history *h, pid_t pid, pid_t tid,
  * @pid, @tid that started at @start_ticks, unless one is recorded for it
  * already (the first stays) or its number names a later task; an entry
  * of an earlier task is taken over. Returns true when the history is
- * due a sweep, as task_history_clamp(). Thread safe.
+ * due a sweep, as task_history_record(). Thread safe.
  */
 bool task_history_set_born(struct task_history *h, pid_t pid, pid_t tid,
 			   uint64_t start_ticks, uint64_t boot_ns);
 
 /*
- * task_history_record - task_history_clamp() of *@kernel_ns and
- * *@user_ns (unless NULL) and task_history_set_born() of *@boot_ns
- * (unless NULL) under one hold of the lock; *@boot_ns is then the start
- * recorded for the task (the first stays), unchanged where none could
- * be. Returns true when the history is due a sweep. Thread safe.
+ * task_history_record - make *@kernel_ns and *@user_ns (unless NULL) no
+ * less than the last values recorded for the same task (@pid, @tid with
+ * 0 for the whole process, started at @start_ticks), keeping their sum
+ * no less than before, and record the result; and record *@boot_ns
+ * (unless NULL) as task_history_set_born() does, then set it to the
+ * start recorded for the task (the first stays), unchanged where none
+ * could be. One hold of the lock. A task that started before the one
+ * recorded under its number is neither clamped nor recorded; one that
+ * started after takes the entry over. Thread safe.
+ *
+ * Returns true when the history is due a sweep (above): the caller then
+ * calls task_history_sweep() once it holds no lock that the keep
+ * function takes; a caller that cannot leaves it to the next one.
  */
 bool task_history_record(struct task_history *h, pid_t pid, pid_t tid,
 			 uint64_t start_ticks, uint64_t *kernel_ns,
 			 uint64_t *user_ns, uint64_t *boot_ns);
-
-/* task_history_count - the entries held now. Thread safe. */
-size_t task_history_count(struct task_history *h);
 
 #endif

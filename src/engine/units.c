@@ -27,11 +27,6 @@ uint64_t units_ns_to_cycles(uint64_t ns, uint64_t hz)
 	return units_mul_div(ns, hz, NSEC_PER_SEC);
 }
 
-uint64_t units_cycles_to_ns(uint64_t cycles, uint64_t hz)
-{
-	return units_mul_div(cycles, NSEC_PER_SEC, hz);
-}
-
 uint64_t units_ticks_to_ns(uint64_t ticks, uint64_t tck)
 {
 	return units_mul_div(ticks, NSEC_PER_SEC, tck);

@@ -41,9 +41,6 @@ uint64_t units_mul_div(uint64_t a, uint64_t b, uint64_t c);
 /* units_ns_to_cycles - @ns of CPU time as ticks of a @hz counter. */
 uint64_t units_ns_to_cycles(uint64_t ns, uint64_t hz);
 
-/* units_cycles_to_ns - @cycles of a @hz counter as nanoseconds. */
-uint64_t units_cycles_to_ns(uint64_t cycles, uint64_t hz);
-
 /* units_ticks_to_ns - @ticks of a @tck Hz clock (USER_HZ) as ns. */
 uint64_t units_ticks_to_ns(uint64_t ticks, uint64_t tck);
 

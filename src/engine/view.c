@@ -686,18 +686,6 @@ unsigned int views_ended(struct views *vs, ino_t *ns, unsigned int max)
 	return n;
 }
 
-unsigned long views_held(struct views *vs, unsigned int slot)
-{
-	unsigned long n = 0;
-
-	if (slot <= VIEW_NOWHERE || slot >= VIEW_SLOTS)
-		return 0;
-	pthread_mutex_lock(&vs->lock);
-	n = vs->slot[slot].held;
-	pthread_mutex_unlock(&vs->lock);
-	return n;
-}
-
 struct view *views_slot(struct views *vs, unsigned int slot)
 {
 	struct view *v = &vs->slot[VIEW_NOWHERE];

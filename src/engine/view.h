@@ -199,9 +199,6 @@ struct view *views_slot(struct views *vs, unsigned int slot);
  */
 void views_hold(struct views *vs, unsigned int slot, long delta);
 
-/* views_held - how many inodes named in slot @slot the kernel holds. */
-unsigned long views_held(struct views *vs, unsigned int slot);
-
 /*
  * views_crowded - whether a view was made with less than a quarter of
  * the slots never used, since the last call (which it answers once).
