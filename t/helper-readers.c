@@ -361,11 +361,11 @@ static const char *table_fault(const char *t, size_t len, long pid, long count)
 	for (; p < end && !fault; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		used = 0;
-		if (sscanf(p, "%llu %llu %llu %llu %llu %llu %llu%n", &v[0],
-			   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		if (sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %*[^ \n]%n",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
 			   &used) != 7 ||
 		    p + used != nl)
-			fault = "a line is not 7 integers";
+			fault = "a line is not 7 integers and a name";
 		else if (seen_twice(&s, v[0] << 32 | v[1]))
 			fault = "a (pid, tid) twice";
 		mine += (long)v[0] == pid;

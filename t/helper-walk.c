@@ -11,8 +11,9 @@
  * Every file is opened, read whole with read(2) and closed, and its
  * content checked: a value file one canonical unsigned decimal and a
  * newline; a times file its five keys in order; a table its header and
- * lines of seven canonical integers (in threads.table, the first the
- * process's number); a directory the entries the contract names.
+ * lines of seven canonical integers and a name (in threads.table, the
+ * first the process's number); a name file at most 15 bytes and a
+ * newline; a directory the entries the contract names.
  *
  * Tasks come and go while it walks, so ENOENT where a task's path is
  * looked up (open or opendir below proc/PID: the task left between the
@@ -227,7 +228,8 @@ static bool check_times(const char *text, uint64_t *exit_time)
 }
 
 /*
- * A table: the header, then lines of seven canonical integers, one
+ * A table: the header, then lines of seven canonical integers and a
+ * name (escaped: no blank, tab or newline in it, and never empty), one
  * blank apart; the first @pid unless 0. NULL if it is, else the line
  * that is not. Sets *@exited when a line has a nonzero exit_time.
  */
@@ -243,13 +245,17 @@ static const char *check_table(const char *text, uint64_t pid, bool *exited)
 	while (*text) {
 		line = text;
 		for (i = 0; i < 7; i++) {
-			if (!parse_u64(&text, i < 6 ? ' ' : '\n', &v))
+			if (!parse_u64(&text, ' ', &v))
 				return line;
 			if (i == 0 && pid && v != pid)
 				return line;
 			if (i == 6 && v)
 				*exited = true;
 		}
+		i = (int)strcspn(text, " \t\n");
+		if (i == 0 || text[i] != '\n')
+			return line;
+		text += i + 1;
 	}
 	return NULL;
 }
@@ -491,6 +497,21 @@ static void walk_value(const char *path, bool is_exit_time)
 		count.exited++;
 }
 
+/* A name file: the kernel's comm, at most 15 bytes, and a newline. */
+static void walk_name(const char *path)
+{
+	size_t len;
+
+	if (read_file(path, &buf) < 0)
+		return;
+	len = strlen(buf.data);
+	if (len < 1 || len > 16 || buf.data[len - 1] != '\n') {
+		malformed(path, "not a name and a newline", buf.data);
+		return;
+	}
+	count.files++;
+}
+
 static void walk_times(const char *path)
 {
 	uint64_t exit_time;
@@ -546,8 +567,9 @@ static void walk_link(const char *path)
 
 static const char *const task_files[] = { "cycles",    "kernel_time",
 					  "user_time", "creation_time",
-					  "exit_time", "times" };
-#define TASK_FILES 6
+					  "exit_time", "name",
+					  "times" };
+#define TASK_FILES 7
 
 /* The files of a task directory @dir (a process or a thread). */
 static void walk_task_files(const char *dir)
@@ -557,8 +579,10 @@ static void walk_task_files(const char *dir)
 
 	for (i = 0; i < TASK_FILES; i++) {
 		path_of(path, "%s/%s", dir, task_files[i]);
-		if (i == 5)
+		if (i == 6)
 			walk_times(path);
+		else if (i == 5)
+			walk_name(path);
 		else
 			walk_value(path, i == 4);
 	}
@@ -598,17 +622,18 @@ static void walk_thread(const char *dir)
 
 static void walk_process(const char *dir, uint64_t pid)
 {
-	static const char *const want[] = { "cycles",	 "kernel_time",
-					    "user_time", "creation_time",
-					    "exit_time", "times",
-					    "threads",	 "threads.table" };
+	static const char *const want[] = { "cycles",	    "kernel_time",
+					    "user_time",    "creation_time",
+					    "exit_time",    "name",
+					    "times",	    "threads",
+					    "threads.table" };
 	char path[PATH_MAX];
 	struct names l = { 0 };
 	size_t i;
 
 	if (list_dir(dir, &l) < 0)
 		return;
-	check_entries(dir, &l, want, 8, NULL);
+	check_entries(dir, &l, want, 9, NULL);
 	names_free(&l);
 	walk_task_files(dir);
 	path_of(path, "%s/threads.table", dir);

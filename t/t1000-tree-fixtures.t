@@ -36,8 +36,8 @@ test_expect_success 'the whole tree of m2' '
 	test ! -s "$TRASH/err" &&
 	sort unsorted >actual &&
 	task_files() {
-		for f in creation_time cycles exit_time kernel_time times \
-			user_time; do
+		for f in creation_time cycles exit_time kernel_time name \
+			times user_time; do
 			echo "$1/$f"
 		done
 	} &&
@@ -83,10 +83,10 @@ test_expect_success 'types and modes: files 0444, dirs 0555, links 0777' '
 		fi ||
 		{ echo "$path: size $size, content $(cat "$MNT/$path" | wc -c)"; return 1; }
 	done &&
-	test "$(grep -c "^f 444 0 " all)" = 7 &&
+	test "$(grep -c "^f 444 0 " all)" = 8 &&
 	grep -x "l 777 .* ./proc/self" all &&
 	grep -x "l 777 .* ./groups/current" all &&
-	test "$(grep -c "^f " all)" = 46 &&
+	test "$(grep -c "^f " all)" = 52 &&
 	test "$(grep -c "^d " all)" = 14
 '
 
@@ -163,8 +163,8 @@ test_expect_success 'proc lists processes, not threads, and self' '
 	printf "100\n200\nself\ntable\n" >expect &&
 	test_cmp expect actual &&
 	ls "$MNT/proc/100" >actual &&
-	printf "%s\n" creation_time cycles exit_time kernel_time threads \
-		threads.table times user_time >expect &&
+	printf "%s\n" creation_time cycles exit_time kernel_time name \
+		threads threads.table times user_time >expect &&
 	test_cmp expect actual &&
 	ls "$MNT/proc/100/threads" | sort -n >actual &&
 	printf "100\n101\n102\n" >expect &&
@@ -252,8 +252,9 @@ test_expect_success 'threads.table: a header, then each thread as its files say'
 		echo "$TABLE_HEADER" &&
 		echo "200 200 $(cat "$t/cycles") $(cat "$t/kernel_time")" \
 			"$(cat "$t/user_time") $(cat "$t/creation_time")" \
-			"$(cat "$t/exit_time")"
+			"$(cat "$t/exit_time") a)\\040(b"
 	} >expect &&
+	test "$(cat "$t/name")" = "a) (b" &&
 	cat "$MNT/proc/200/threads.table" >actual &&
 	test_cmp expect actual &&
 	test "$(cat "$t/cycles")" = 370370367

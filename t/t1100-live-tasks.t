@@ -425,7 +425,7 @@ test_expect_success 'its threads.table: every thread, each line consistent' '
 	test_cmp expect tids &&
 	test -z "$(cut -d" " -f1 rows | sort -u | grep -vx "$MANY")" &&
 	awk -v hz="$HZ" "
-		NF != 7 || \$7 != 0 { print \"bad line: \" \$0; bad = 1 }
+		NF != 8 || \$7 != 0 { print \"bad line: \" \$0; bad = 1 }
 		{ t = \$3 * 1e7 / hz; d = \$4 + \$5 - t; if (d < 0) d = -d;
 		  if (d > 2 + t * 1e-9) { print \"inconsistent: \" \$0; bad = 1 } }
 		END { exit bad }" rows

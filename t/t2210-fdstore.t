@@ -51,7 +51,7 @@ reader() {
 				head=$(printf '%s\n' "$out" | head -n 1)
 				[ "$head" = "$TABLE_HEADER" ] ||
 					echo "table without its header: [$head]" >>"$TRASH/$name.err"
-				printf '%s\n' "$out" | awk 'NF != 7 { bad = 1 } END { exit bad }' ||
+				printf '%s\n' "$out" | awk 'NF != 8 { bad = 1 } END { exit bad }' ||
 					echo "a torn row" >>"$TRASH/$name.err"
 			fi
 			n=$((n + 1))

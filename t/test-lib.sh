@@ -148,7 +148,7 @@ TFS_STATUS=
 # t/lib-table.h). TABLE_VALUES: its columns after pid and tid, which
 # are also the names of a task's value files and the keys of its times
 # file, in that order.
-TABLE_HEADER='pid tid cycles kernel_time user_time creation_time exit_time'
+TABLE_HEADER='pid tid cycles kernel_time user_time creation_time exit_time name'
 TABLE_VALUES=${TABLE_HEADER#pid tid }
 export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TIMINGFSCTL TRASH MNT
 export TABLE_HEADER TABLE_VALUES

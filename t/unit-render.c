@@ -25,6 +25,24 @@ static const struct task_times thread = {
 	.creation_ns = 1700000050000000000ULL,
 	.created_ns = 1700000050000000000ULL,
 	.exit_ns = 0,
+	.comm = "worker 7",
+};
+
+/* Names and their column: mountinfo's escapes, one field. */
+static const struct {
+	const char *comm, *column;
+} names[] = {
+	{ "java", "java" },
+	{ "a b", "a\\040b" },
+	{ "tab\there", "tab\\011here" },
+	{ "new\nline", "new\\012line" },
+	{ "back\\slash", "back\\134slash" },
+	{ "fifteen bytes!!", "fifteen\\040bytes!!" },
+	{ " \t\n\\ \t\n\\ \t\n\\ \t\n",
+	  "\\040\\011\\012\\134\\040\\011\\012\\134\\040\\011\\012\\134"
+	  "\\040\\011\\012" },
+	{ "", "\\000" },
+	{ "(x) 1 2", "(x)\\0401\\0402" },
 };
 
 /* The content of @b as a string, "" for a buffer never written. */
@@ -92,23 +110,26 @@ static void test_table_rows(void)
 		t.user_ns = i % 7 ? 0 : UINT64_MAX / 1000;
 		t.created_ns = 1700000050000000000ULL + i;
 		t.exit_ns = i % 2 ? 0 : 1700000099000000000ULL;
+		strcpy(t.comm,
+		       names[i % (sizeof(names) / sizeof(names[0]))].comm);
 		if (render_table_row(&b, UNITS_UNIX, (int)i * 7, (int)i * 13,
 				     &t) < 0) {
 			same = false;
 			break;
 		}
-		at += (size_t)snprintf(want + at, sizeof(line),
-				       "%zu %zu %llu %llu %llu %llu %llu\n",
-				       i * 7, i * 13,
-				       (unsigned long long)t.cycles,
-				       (unsigned long long)t.kernel_ns,
-				       (unsigned long long)t.user_ns,
-				       (unsigned long long)t.created_ns,
-				       (unsigned long long)t.exit_ns);
+		at += (size_t)snprintf(
+			want + at, sizeof(line),
+			"%zu %zu %llu %llu %llu %llu %llu %s\n", i * 7, i * 13,
+			(unsigned long long)t.cycles,
+			(unsigned long long)t.kernel_ns,
+			(unsigned long long)t.user_ns,
+			(unsigned long long)t.created_ns,
+			(unsigned long long)t.exit_ns,
+			names[i % (sizeof(names) / sizeof(names[0]))].column);
 	}
 	check(same && b.len == at && !memcmp(b.data, want, at) &&
 		      b.data[b.len] == '\0',
-	      "5000 table lines, up to 20 digits, as printf writes them");
+	      "5000 table lines, up to 20 digits, names escaped, as printf writes them");
 	check_int(render_table_row(&b, UNITS_UNIX, -1, 1, &t), -EINVAL,
 		  "a negative number is no line");
 	check(b.len == at, "and writes nothing");
@@ -211,6 +232,21 @@ static void test_task_files(void)
 	rbuf_free(&b);
 }
 
+static void test_name_file(void)
+{
+	struct task_times t = thread;
+	struct rbuf b;
+
+	rbuf_init(&b);
+	render_named(&b, UNITS_WINDOWS, "name", &t);
+	check_str(text(&b), "worker 7\n", "name: as the kernel keeps it");
+	rbuf_free(&b);
+	strcpy(t.comm, "a\\b\tc\nd");
+	render_named(&b, UNITS_UNIX, "name", &t);
+	check_str(text(&b), "a\\b\tc\nd\n", "name: not escaped in its file");
+	rbuf_free(&b);
+}
+
 static void test_times(void)
 {
 	struct task_times gone = thread;
@@ -251,29 +287,41 @@ static void test_catalogue(void)
 
 	rbuf_init(&b);
 	for (i = 0; i < TASK_VALUE_COUNT; i++)
-		snprintf(want + strlen(want), sizeof(want) - strlen(want),
-			 " %s", task_values[i].name);
+		if (task_values[i].in & VALUE_IN_TABLE)
+			snprintf(want + strlen(want),
+				 sizeof(want) - strlen(want), " %s",
+				 task_values[i].name);
 	strcat(want, "\n");
 	check_int(render_table_header(&b), 0, "header: ok");
 	check_str(text(&b), want, "header: pid, tid and the catalogue");
 	rbuf_free(&b);
 
 	render_times(&b, UNITS_UNIX, &t);
+	for (i = 0;
+	     i < TASK_VALUE_COUNT && !(task_values[i].in & VALUE_IN_TIMES); i++)
+		;
 	for (line = strtok_r(b.data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save), n++)
-		same &= n < TASK_VALUE_COUNT &&
-			strncmp(line, task_values[n].name,
-				strlen(task_values[n].name)) == 0 &&
-			line[strlen(task_values[n].name)] == ' ';
-	check(same && n == TASK_VALUE_COUNT,
-	      "times: a line per value, in the catalogue's order");
+	     line = strtok_r(NULL, "\n", &save), n++) {
+		same &= i < TASK_VALUE_COUNT &&
+			strncmp(line, task_values[i].name,
+				strlen(task_values[i].name)) == 0 &&
+			line[strlen(task_values[i].name)] == ' ';
+		for (i++; i < TASK_VALUE_COUNT &&
+			  !(task_values[i].in & VALUE_IN_TIMES);
+		     i++)
+			;
+	}
+	check(same && i == TASK_VALUE_COUNT && n == 5,
+	      "times: a line per value it shows, in the catalogue's order: "
+	      "the five numbers");
 	rbuf_free(&b);
 
 	render_table_row(&b, UNITS_UNIX, 1, 2, &t);
 	for (i = 0, n = 0; i < b.len; i++)
 		n += b.data[i] == ' ';
-	check_int(n, 1 + TASK_VALUE_COUNT, "a table line: %u numbers",
-		  2 + TASK_VALUE_COUNT);
+	check_int(n, 7, "a table line: eight fields");
+	check(b.len > 13 && !strcmp(b.data + b.len - 13, " worker\\0407\n"),
+	      "the last, its name, escaped");
 	rbuf_free(&b);
 }
 
@@ -419,6 +467,7 @@ int main(void)
 	test_task_files();
 	test_times();
 	test_catalogue();
+	test_name_file();
 	test_idle_cycles();
 	test_cpulist();
 	test_info();

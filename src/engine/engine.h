@@ -63,6 +63,9 @@ struct task_times {
 	 */
 	uint64_t created_ns;
 	uint64_t exit_ns; /* 0 while the task runs */
+	/* Its name, the kernel's comm (for a process, its main thread's):
+	 * with TASK_NAME, at most TASK_COMM_BYTES - 1 bytes and a NUL. */
+	char comm[TASK_COMM_BYTES];
 };
 
 /* Who a task is, from its status file alone. */
@@ -226,7 +229,8 @@ enum task_need {
 	/* created_ns, with TASK_START's: a pass of the task iterator when
 	 * the task's start to the ns is not known yet */
 	TASK_BORN = 1 << 4,
-	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START | TASK_BORN,
+	TASK_NAME = 1 << 5, /* comm: stat */
+	TASK_ALL = TASK_CPU | TASK_SPLIT | TASK_START | TASK_BORN | TASK_NAME,
 };
 
 /*

@@ -103,6 +103,7 @@ struct times_src {
 	enum born born;
 	uint64_t boot_ns; /* BORN_GIVEN: its start, ns since boot */
 	uint64_t exit_ns;
+	const char *comm; /* its name; NULL: not known */
 };
 
 static bool compose_times(struct engine *e, const struct times_src *s,
@@ -121,6 +122,7 @@ int engine_exited_times(struct engine *e, const struct exited_task *x,
 		.start = x->start_ticks + 1,
 		.born = BORN_KEPT,
 		.exit_ns = x->exit_ns,
+		.comm = x->comm,
 	};
 
 	/* Called under the exited table's lock (exited_for_each()), which
@@ -353,11 +355,11 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	if (need & TASK_BORN)
 		need |= TASK_START;
 	/*
-	 * stat for the split and the start, and for a captured process's
+	 * stat for the split, the start and the name, and for a captured process's
 	 * CPU time; first, so that the runtime read after it is at least
 	 * its utime + stime.
 	 */
-	if ((need & (TASK_SPLIT | TASK_START)) ||
+	if ((need & (TASK_SPLIT | TASK_START | TASK_NAME)) ||
 	    ((need & TASK_CPU) && !tid && !e->live)) {
 		ret = engine_read_task_stat(e, pid, stat_tid(e, pid, tid, need),
 					    &st);
@@ -386,6 +388,7 @@ int engine_task_times(struct engine *e, pid_t pid, pid_t tid, unsigned int need,
 	src.utime = st.utime_ticks;
 	src.stime = st.stime_ticks;
 	src.start = start;
+	src.comm = (need & TASK_NAME) ? st.comm : NULL;
 	src.born = (need & TASK_BORN) ? BORN_LEARN : BORN_TICK;
 	if (compose_times(e, &src, t))
 		task_history_sweep(&e->history);
@@ -408,6 +411,7 @@ void engine_pass_times(struct engine *e, const struct taskpass_task *t,
 		.start = t->start_boot_ns / tick_ns + 1,
 		.born = BORN_GIVEN,
 		.boot_ns = t->start_boot_ns ? t->start_boot_ns : 1,
+		.comm = t->comm,
 	};
 
 	taskpass_adjust(t, &u, &s);
@@ -448,5 +452,7 @@ static bool compose_times(struct engine *e, const struct times_src *s,
 		t->created_ns = created_ns(e, s->pid, s->tid, s->start,
 					   t->creation_ns, s->born);
 	t->exit_ns = s->exit_ns;
+	if (s->comm)
+		strncpy(t->comm, s->comm, sizeof(t->comm) - 1);
 	return due;
 }

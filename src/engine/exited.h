@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "task.h"
+
 /* The daemon's numbers and up to three PID namespaces below them. */
 #define EXITED_NAMES 4
 
@@ -57,6 +59,7 @@ struct exited_task {
 	 * never met, or none but its start */
 	uint64_t ident;
 	uint64_t exit_ns; /* its exit, ns since the Unix epoch */
+	char comm[TASK_COMM_BYTES]; /* its last name, NUL-terminated */
 	unsigned int nnames; /* at least 1: name[0] is the daemon's */
 	struct exited_name name[EXITED_NAMES];
 };

@@ -119,6 +119,8 @@ int listener_parse_stats(const void *payload, size_t len, unsigned int version,
 	f->utime_us = get_u64(p, offsetof(struct taskstats, ac_utime) + early);
 	f->stime_us = get_u64(p, offsetof(struct taskstats, ac_stime) + early);
 	f->tgid = get_u32(p, offsetof(struct taskstats, ac_tgid) + late);
+	memcpy(f->comm, p + offsetof(struct taskstats, ac_comm) + early,
+	       sizeof(f->comm) - 1);
 	return 0;
 }
 
@@ -189,6 +191,7 @@ static void file_thread(struct listener *l, const struct taskstats_fields *f,
 		engine_exit_start_ticks(l->e, tgid, tid, life->start_boot);
 	t.ident = engine_exit_identity(l->e, tid);
 	t.exit_ns = life->exit_real;
+	memcpy(t.comm, f->comm, sizeof(t.comm));
 	if (birth) {
 		t.nnames = birth->nnames;
 		memcpy(t.name, birth->name, sizeof(t.name));
@@ -220,7 +223,7 @@ static int sum_thread(void *ctx, const struct exited_task *t,
  * The record of a whole process, after its last thread's: its runtime
  * from the thread group's record; its split from that record where the
  * kernel fills it in, else from its threads' records; its start and
- * names from its main thread's record.
+ * names (numbers and comm) from its main thread's record.
  */
 static void file_process(struct listener *l,
 			 const struct taskstats_fields *last,
@@ -250,6 +253,7 @@ static void file_process(struct listener *l,
 		t.ident = leader.ident;
 		t.nnames = leader.nnames;
 		memcpy(t.name, leader.name, sizeof(t.name));
+		memcpy(t.comm, leader.comm, sizeof(t.comm));
 	} else {
 		/* Its main thread's record was lost: its start, roughly. */
 		struct lifetime own;
@@ -262,6 +266,8 @@ static void file_process(struct listener *l,
 		t.nnames = 1;
 		t.name[0].ns = l->own_ns;
 		t.name[0].tgid = tgid;
+		/* and its name, the last thread's */
+		memcpy(t.comm, last->comm, sizeof(t.comm));
 	}
 	for (i = 0; i < t.nnames; i++)
 		t.name[i].tid = 0;

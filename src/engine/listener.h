@@ -85,6 +85,7 @@ struct taskstats_fields {
 	uint32_t uid, gid, pid, tgid;
 	uint64_t run_ns; /* cpu_run_virtual_total */
 	uint64_t etime_us, utime_us, stime_us;
+	char comm[TASK_COMM_BYTES]; /* ac_comm, NUL-terminated */
 };
 
 /*

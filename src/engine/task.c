@@ -29,13 +29,19 @@ static const char *next_field(const char *p)
 
 int task_parse_stat(const char *text, struct task_stat *st)
 {
-	/* The name may hold anything but a newline: it ends at the last ')'. */
-	const char *p = strrchr(text, ')');
+	/* The name may hold anything: it ends at the last ')'. */
+	const char *name = strchr(text, '('), *p = strrchr(text, ')');
 	uint64_t v;
+	size_t len;
 	int field;
 
-	if (!p || p[1] != ' ')
+	if (!name || !p || p < name || p[1] != ' ')
 		return -EIO;
+	len = (size_t)(p - name - 1);
+	if (len >= sizeof(st->comm))
+		len = sizeof(st->comm) - 1;
+	memcpy(st->comm, name + 1, len);
+	st->comm[len] = '\0';
 	p++; /* now just before field 3 */
 	for (field = 3; field <= STAT_PROCESSOR; field++) {
 		while (*p == ' ')

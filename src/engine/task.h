@@ -18,7 +18,11 @@
 #include "hash.h"
 
 /* The fields of /proc/.../stat that the engine uses. */
+/* A task's name as the kernel keeps it (comm), with its NUL. */
+#define TASK_COMM_BYTES 16
+
 struct task_stat {
+	char comm[TASK_COMM_BYTES]; /* field 2, cut to 15 bytes */
 	uint64_t utime_ticks; /* field 14 */
 	uint64_t stime_ticks; /* field 15 */
 	uint64_t start_ticks; /* field 22, since boot */

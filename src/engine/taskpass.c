@@ -207,6 +207,8 @@ static int read_pass(int fd, struct taskpass_task **tasks, size_t *count)
 			.prev_utime_ns = rec.prev_utime_ns,
 			.prev_stime_ns = rec.prev_stime_ns,
 		};
+		memcpy(out[i].comm, rec.comm, sizeof(out[i].comm) - 1);
+		out[i].comm[sizeof(out[i].comm) - 1] = '\0';
 	}
 	free(buf);
 	qsort(out, n, sizeof(*out), by_process);

@@ -33,6 +33,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "task.h"
+
 /* One task as a pass saw it. */
 struct taskpass_task {
 	pid_t tid, tgid; /* in the initial PID namespace */
@@ -43,6 +45,7 @@ struct taskpass_task {
 	 * from which taskpass_adjust() goes on; 0 where the kernel has
 	 * none. */
 	uint64_t prev_utime_ns, prev_stime_ns;
+	char comm[TASK_COMM_BYTES]; /* its name, NUL-terminated */
 };
 
 struct taskpass;

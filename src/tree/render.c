@@ -111,51 +111,92 @@ int render_value(struct rbuf *b, uint64_t v)
 int render_task_value(struct rbuf *b, enum units units,
 		      const struct task_value *v, const struct task_times *t)
 {
+	if (v->form == FORM_NAME)
+		return rbuf_printf(b, "%s\n", task_value_text(v, t));
 	return render_value(b, task_value(v, units, t));
 }
 
 int render_times(struct rbuf *b, enum units units, const struct task_times *t)
 {
-	unsigned int i;
+	const struct task_value *v;
 	int ret = 0;
 
-	for (i = 0; i < TASK_VALUE_COUNT && ret == 0; i++)
-		ret = rbuf_printf(b, "%s %" PRIu64 "\n", task_values[i].name,
-				  task_value(&task_values[i], units, t));
+	for (v = task_values; v < task_values + TASK_VALUE_COUNT && !ret; v++)
+		if (v->in & VALUE_IN_TIMES)
+			ret = rbuf_printf(b, "%s %" PRIu64 "\n", v->name,
+					  task_value(v, units, t));
 	return ret;
 }
 
 int render_table_header(struct rbuf *b)
 {
-	unsigned int i;
+	const struct task_value *v;
 	int ret;
 
 	ret = rbuf_printf(b, "pid tid");
-	for (i = 0; i < TASK_VALUE_COUNT && ret == 0; i++)
-		ret = rbuf_printf(b, " %s", task_values[i].name);
+	for (v = task_values; v < task_values + TASK_VALUE_COUNT && !ret; v++)
+		if (v->in & VALUE_IN_TABLE)
+			ret = rbuf_printf(b, " %s", v->name);
 	return ret ? ret : rbuf_printf(b, "\n");
 }
 
-/* A number of at most 20 digits and its separator. */
-#define FIELD_MAX 21
+/* Write name @s at @p, then @end, escaped as /proc/self/mountinfo
+ * escapes paths, so that it is one field (an empty name as a NUL, which
+ * no name holds); the bytes written. */
+static size_t put_name(char *p, const char *s, char end)
+{
+	char *start = p;
+
+	if (!*s) {
+		memcpy(p, "\\000", 4);
+		p += 4;
+	}
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\') {
+			*p++ = '\\';
+			*p++ = (char)('0' + ((unsigned char)*s >> 6));
+			*p++ = (char)('0' + (((unsigned char)*s >> 3) & 7));
+			*p++ = (char)('0' + ((unsigned char)*s & 7));
+		} else {
+			*p++ = *s;
+		}
+	}
+	*p++ = end;
+	return (size_t)(p - start);
+}
+
+/* The most a table line takes: two numbers and each value (a number of
+ * at most 20 digits, or a name of at most 4 bytes a byte), each with
+ * its separator. */
+#define LINE_MAX_BYTES ((2 + TASK_VALUE_COUNT) * (4 * TASK_COMM_BYTES + 21))
 
 int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 		     const struct task_times *t)
 {
-	unsigned int i;
+	const struct task_value *v, *last = NULL;
 	char *p;
 
 	/* Written in place: a table has a line per thread. */
 	if (pid < 0 || tid < 0)
 		return -EINVAL;
-	if (rbuf_reserve(b, (2 + TASK_VALUE_COUNT) * FIELD_MAX) < 0)
+	if (rbuf_reserve(b, LINE_MAX_BYTES) < 0)
 		return -ENOMEM;
+	for (v = task_values; v < task_values + TASK_VALUE_COUNT; v++)
+		if (v->in & VALUE_IN_TABLE)
+			last = v;
 	p = b->data + b->len;
 	p += put_u64(p, (uint64_t)pid, ' ');
-	p += put_u64(p, (uint64_t)tid, ' ');
-	for (i = 0; i < TASK_VALUE_COUNT; i++)
-		p += put_u64(p, task_value(&task_values[i], units, t),
-			     i + 1 < TASK_VALUE_COUNT ? ' ' : '\n');
+	p += put_u64(p, (uint64_t)tid, last ? ' ' : '\n');
+	for (v = task_values; last && v <= last; v++) {
+		if (!(v->in & VALUE_IN_TABLE))
+			continue;
+		if (v->form == FORM_NAME)
+			p += put_name(p, task_value_text(v, t),
+				      v == last ? '\n' : ' ');
+		else
+			p += put_u64(p, task_value(v, units, t),
+				     v == last ? '\n' : ' ');
+	}
 	*p = '\0';
 	b->len = (size_t)(p - b->data);
 	return 0;

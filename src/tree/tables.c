@@ -77,7 +77,7 @@ static int table_thread(void *ctx, pid_t tid)
 		return 0;
 	t->procfs_threads++;
 	ret = engine_task_times(t->r->env->engine, t->pid, tid,
-				TASK_VALUES_NEED, &times);
+				TASK_VALUES_NEED(VALUE_IN_TABLE), &times);
 	if (ret == -ENOENT)
 		return 0;
 	if (ret < 0)

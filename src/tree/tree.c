@@ -66,16 +66,16 @@ struct entry {
 		.parent = PARENT, .name = NAME, .mode = FILE_MODE, \
 		.show = SHOW, .grows = true,                       \
 	}
-#define E_VALUE(PARENT, NAME, NEED, FORM, FIELD) \
-	{ .parent = PARENT,                      \
-	  .name = #NAME,                         \
-	  .mode = FILE_MODE,                     \
-	  .value = &task_values[VALUE_##NAME],   \
+#define E_VALUE(PARENT, NAME, NEED, FORM, FIELD, IN) \
+	{ .parent = PARENT,                          \
+	  .name = #NAME,                             \
+	  .mode = FILE_MODE,                         \
+	  .value = &task_values[VALUE_##NAME],       \
 	  .need = NEED },
-#define E_TIMES(PARENT)                                               \
-	{                                                             \
-		.parent = PARENT, .name = "times", .mode = FILE_MODE, \
-		.times = true, .need = TASK_VALUES_NEED,              \
+#define E_TIMES(PARENT)                                                  \
+	{                                                                \
+		.parent = PARENT, .name = "times", .mode = FILE_MODE,    \
+		.times = true, .need = TASK_VALUES_NEED(VALUE_IN_TIMES), \
 	}
 #define E_LINK(PARENT, NAME, TARGET)                               \
 	{                                                          \

@@ -6,16 +6,18 @@
 #include "units.h"
 #include "values.h"
 
-#define TASK_VALUE_ROW(A, NAME, NEED, FORM, FIELD) \
-	[VALUE_##NAME] = { .name = #NAME,          \
-			   .need = NEED,           \
-			   .form = FORM,           \
-			   .field = offsetof(struct task_times, FIELD) },
+#define TASK_VALUE_ROW(A, NAME, NEED, FORM, FIELD, IN)                  \
+	[VALUE_##NAME] = { .name = #NAME,                               \
+			   .need = NEED,                                \
+			   .form = FORM,                                \
+			   .field = offsetof(struct task_times, FIELD), \
+			   .in = IN },
 
-#define TASK_VALUE_U64(A, NAME, NEED, FORM, FIELD)                \
-	_Static_assert(sizeof(((struct task_times *)0)->FIELD) == \
-			       sizeof(uint64_t),                  \
-		       #FIELD " is a uint64_t");
+#define TASK_VALUE_U64(A, NAME, NEED, FORM, FIELD, IN)                   \
+	_Static_assert(sizeof(((struct task_times *)0)->FIELD) ==        \
+			       ((FORM) == FORM_NAME ? TASK_COMM_BYTES :  \
+						      sizeof(uint64_t)), \
+		       #FIELD " is a uint64_t, or a name");
 TASK_VALUES(TASK_VALUE_U64, )
 
 const struct task_value task_values[TASK_VALUE_COUNT] = { TASK_VALUES(

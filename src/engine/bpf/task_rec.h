@@ -17,6 +17,7 @@ struct task_rec {
 	__u64 stime_ns;
 	__u64 prev_utime_ns; /* the shares /proc showed last (prev_cputime) */
 	__u64 prev_stime_ns;
+	char comm[16]; /* task->comm: its name, NUL-terminated */
 };
 
 #endif

@@ -36,6 +36,7 @@ struct task_struct {
 	__u64 stime;
 	struct sched_entity se;
 	struct prev_cputime prev_cputime;
+	char comm[16];
 } __attribute__((preserve_access_index));
 
 struct bpf_iter_meta {
@@ -72,6 +73,9 @@ int task_times(struct bpf_iter__task *ctx)
 		r.prev_utime_ns = t->prev_cputime.utime;
 		r.prev_stime_ns = t->prev_cputime.stime;
 	}
+	/* The name: one copy, relocated as the fields above. */
+	if (bpf_core_read(&r.comm, sizeof(r.comm), &t->comm) < 0)
+		r.comm[0] = '\0';
 	bpf_seq_write(seq, &r, sizeof(r));
 	return 0;
 }
