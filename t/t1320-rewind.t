@@ -151,7 +151,7 @@ import os, re, subprocess, sys, threading
 
 mnt = os.environ["MNT"]
 HEADER = os.environ["TABLE_HEADER"]
-LINE = re.compile(r"^[0-9]+( [0-9]+){6}$")
+LINE = re.compile(r"^[0-9]+( [0-9]+){6} [^ \t\n]+$")
 p = subprocess.Popen([sys.executable, os.environ["TRASH"] + "/threads.py", "10"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 pid = int(p.stdout.readline())
@@ -177,7 +177,7 @@ def whole(what, text):
         tids = []
         for n, l in enumerate(lines[1:-1], 2):
             if not LINE.match(l):
-                why = "line %d is not 7 integers: %r" % (n, l)
+                why = "line %d is not 7 integers and a name: %r" % (n, l)
                 break
             f = l.split(" ")
             if int(f[0]) != pid:
