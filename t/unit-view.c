@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "inodes-internal.h"
 #include "inodes.h"
 #include "tap.h"
 #include "tree.h"
@@ -32,6 +33,17 @@ static unsigned long views_held(struct views *vs, unsigned int slot)
 	pthread_mutex_lock(&vs->lock);
 	n = vs->slot[slot].held;
 	pthread_mutex_unlock(&vs->lock);
+	return n;
+}
+
+/* How many inodes in use the table holds entries of. */
+static size_t inodes_in_use(struct inodes *in)
+{
+	size_t n;
+
+	pthread_mutex_lock(&in->lock);
+	n = in->nentries;
+	pthread_mutex_unlock(&in->lock);
 	return n;
 }
 

@@ -683,13 +683,3 @@ void inodes_forget(struct inodes *in, uint64_t id, uint64_t nlookup)
 		record_gone(in, node_id_rec(id));
 	pthread_mutex_unlock(&in->lock);
 }
-
-size_t inodes_in_use(struct inodes *in)
-{
-	size_t n;
-
-	pthread_mutex_lock(&in->lock);
-	n = in->nentries;
-	pthread_mutex_unlock(&in->lock);
-	return n;
-}

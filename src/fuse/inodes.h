@@ -403,7 +403,4 @@ bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
 int inodes_adopt(struct inodes *in, uint64_t ino, const struct node *n,
 		 uint64_t size);
 
-/* inodes_in_use - how many inodes in use the table holds entries of. */
-size_t inodes_in_use(struct inodes *in);
-
 #endif

@@ -105,9 +105,6 @@ struct keep {
 	uint32_t fresh; /* atomic: slots from here on never used */
 	uint64_t *map; /* a bit per page, set: in use or being given back */
 	size_t low; /* every page below is in use */
-
-	size_t count; /* atomic: contents in use */
-	size_t bytes; /* atomic: their lengths */
 };
 
 #define LOAD(p) __atomic_load_n(p, __ATOMIC_RELAXED)
@@ -366,8 +363,6 @@ static bool rebuild_slot(struct keep *k, struct keep_slot *s)
 	      pages <= k->npages - page && !map_any(k->map, page, pages)))) {
 		if (len > KEEP_INLINE)
 			map_set(k->map, page, pages, true);
-		k->count++;
-		k->bytes += len;
 		return true;
 	}
 	STORE(&s->word, WORD(WORD_SEQ(w), SLOT_FREE));
@@ -586,8 +581,6 @@ int keep_put(struct keep *k, uint64_t ino, uint64_t node, const void *data,
 	seq = (WORD_SEQ(LOAD(&s->word)) + 1) & SEQ_MASK;
 	STORE(&s->word, WORD(seq, SLOT_CLAIMED));
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_add_fetch(&k->count, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&k->bytes, len, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&k->lock);
 
 	STORE(&s->ino, ino);
@@ -685,8 +678,6 @@ void keep_drop(struct keep *k, uint64_t handle)
 	__atomic_store_n(&s->word, WORD(WORD_SEQ(w), SLOT_FREE),
 			 __ATOMIC_RELEASE);
 	k->free_slot[k->nfree++] = (uint32_t)(s - k->table);
-	__atomic_sub_fetch(&k->count, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&k->bytes, len, __ATOMIC_RELAXED);
 	if (pages) {
 		map_set(k->map, page, pages, false);
 		if (page < k->low)
@@ -728,16 +719,6 @@ void keep_each(const struct keep *k,
 			continue;
 		fn(arg, WORD(WORD_SEQ(w), i + 1), ino, node);
 	}
-}
-
-size_t keep_count(const struct keep *k)
-{
-	return __atomic_load_n(&k->count, __ATOMIC_RELAXED);
-}
-
-size_t keep_bytes(const struct keep *k)
-{
-	return __atomic_load_n(&k->bytes, __ATOMIC_RELAXED);
 }
 
 size_t keep_cost(size_t len)

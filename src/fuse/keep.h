@@ -59,8 +59,8 @@
  * Thread safety: every function may be called from any thread of the
  * process that mapped the store. keep_put() and keep_drop() take a lock
  * of the process while they find or free space (never while copying a
- * content or giving memory back); keep_get(), keep_commit(),
- * keep_each(), keep_count() and keep_bytes() take none.
+ * content or giving memory back); keep_get(), keep_commit() and
+ * keep_each() take none.
  */
 #ifndef TIMINGFS_KEEP_H
 #define TIMINGFS_KEEP_H
@@ -203,14 +203,5 @@ void keep_each(const struct keep *k,
  * its slot, and its whole data pages when longer than KEEP_INLINE.
  */
 size_t keep_cost(size_t len);
-
-/* keep_count - how many contents are in use, claimed or committed. */
-size_t keep_count(const struct keep *k);
-
-/*
- * keep_bytes - the bytes of the contents in use: the sum of their
- * lengths (a content longer than KEEP_INLINE takes whole pages).
- */
-size_t keep_bytes(const struct keep *k);
 
 #endif
