@@ -109,7 +109,7 @@ test_expect_success 'nothing changed' '
 	test "$(cat "$MNT/proc/100/cycles")" = 12000000000 &&
 	test "$(stat -c %a "$MNT/proc/100/cycles")" = 444 &&
 	ls "$MNT/proc/100" >actual &&
-	printf "%s\n" creation_time cycles exit_time kernel_time threads \
+	printf "%s\n" creation_time cycles exit_time kernel_time name threads \
 		threads.table times user_time >expect &&
 	test_cmp expect actual
 '
