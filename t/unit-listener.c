@@ -44,6 +44,10 @@ static size_t record(uint16_t version, size_t early, size_t late)
 	put_u64(offsetof(struct taskstats, ac_utime) + early, 300000);
 	put_u64(offsetof(struct taskstats, ac_stime) + early, 4000);
 	put_u32(offsetof(struct taskstats, ac_tgid) + late, 4240);
+	/* The kernel pads the name with NULs to 32 bytes. */
+	memset(buf + offsetof(struct taskstats, ac_comm) + early, 0, 32);
+	memcpy(buf + offsetof(struct taskstats, ac_comm) + early,
+	       "fifteen bytes!!", 15);
 	return sizeof(struct taskstats) + late;
 }
 
@@ -52,7 +56,8 @@ static bool fields_ok(const struct taskstats_fields *f, unsigned int version)
 	return f->version == version && f->flag == 0x20 &&
 	       f->run_ns == 306835073 && f->uid == 1000 && f->gid == 100 &&
 	       f->pid == 4242 && f->tgid == 4240 && f->etime_us == 350000 &&
-	       f->utime_us == 300000 && f->stime_us == 4000;
+	       f->utime_us == 300000 && f->stime_us == 4000 &&
+	       strcmp(f->comm, "fifteen bytes!!") == 0;
 }
 
 /* A netlink message of @len bytes at @off in buf; the offset after it. */
