@@ -429,7 +429,7 @@ done
 # none does. Every file's size is the length read.
 test_expect_success 'find and du over proc/100: every size is the length read' '
 	find "$MNT/proc/100" -type f >all &&
-	test "$(wc -l <all)" = 25 &&
+	test "$(wc -l <all)" = 29 &&
 	find "$MNT/proc/100" -size -1k -type f >empty 2>err &&
 	cat err empty &&
 	test ! -s err &&
@@ -614,8 +614,8 @@ test_expect_success 'a late open of a table and a value, after others read them:
 	late() {
 		python3 "$TRASH/late.py" "$@" "$TRASH/splice.py"
 	} &&
-	late "$MNT/proc/$MANY/threads.table" $((MANY_THREADS + 1)) 7 &&
-	late "$MNT/proc/table" -$MANY_THREADS 7 &&
+	late "$MNT/proc/$MANY/threads.table" $((MANY_THREADS + 1)) 8 &&
+	late "$MNT/proc/table" -$MANY_THREADS 8 &&
 	late "$MNT/proc/$MANY/cycles" 1 1 &&
 	late "$MNT/proc/$MANY/threads/$MANY/times" 5 2
 '

@@ -260,7 +260,7 @@ test_expect_success 'a thread gone after its directory was opened: listed whole'
 	    pass
 	print(" ".join(sorted(os.listdir(fd))))
 	PY
-	echo "creation_time cycles exit_time kernel_time times user_time" >expect &&
+	echo "creation_time cycles exit_time kernel_time name times user_time" >expect &&
 	test_cmp expect gone.out
 '
 

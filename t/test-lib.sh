@@ -145,11 +145,12 @@ TFS_PID=
 TFS_STATUS=
 # A table's header (proc/table, threads.table): the one place under t/
 # that writes it (the C helpers read it from the environment,
-# t/lib-table.h). TABLE_VALUES: its columns after pid and tid, which
-# are also the names of a task's value files and the keys of its times
-# file, in that order.
+# t/lib-table.h). TABLE_VALUES: its numbers, the columns between pid
+# and tid and the name, which are also the names of a task's value
+# files and the keys of its times file, in that order.
 TABLE_HEADER='pid tid cycles kernel_time user_time creation_time exit_time name'
 TABLE_VALUES=${TABLE_HEADER#pid tid }
+TABLE_VALUES=${TABLE_VALUES% name}
 export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TIMINGFSCTL TRASH MNT
 export TABLE_HEADER TABLE_VALUES
 export TIMINGFS_CONTROL
