@@ -401,8 +401,9 @@ for UNITS in windows unix; do
 		test "$(grep -c "^timingfs_idle_cycles_total{" m)" = "$(wc -l <cpus)" &&
 		paste cpus before after >bounds &&
 		while read -r dir lo hi; do
-			group=${dir%/cpu*} group=${group##*/} cpu=${dir##*/cpu} &&
-			labels="group=\"$group\",cpu=\"$cpu\"" &&
+			group=${dir%/cpu*} group=${group##*/} &&
+			cpu=$(cat "$dir/cpu") &&
+			labels="cpu=\"$cpu\",group=\"$group\"" &&
 			c=$(sample m timingfs_idle_cycles_total "$labels") &&
 			s=$(sample m timingfs_idle_seconds_total "$labels") &&
 			echo "$labels: $lo <= $c <= $hi, $s s" &&
@@ -421,10 +422,10 @@ for UNITS in windows unix; do
 		"$EXPORTER" -m "$MNT" -o - >m &&
 		hi=$(cat "$MNT/proc/$PID/cycles") &&
 		grep "pid=\"$PID\"" m &&
-		labels="pid=\"$PID\",comm=\"helper-busy\"" &&
+		labels="pid=\"$PID\",name=\"helper-busy\"" &&
 		c=$(sample m timingfs_process_cycles_total "$labels") &&
 		u=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"user\"") &&
-		k=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"kernel\"") &&
+		k=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"system\"") &&
 		echo "$lo <= $c <= $hi; user $u kernel $k" &&
 		test "$c" -ge "$lo" && test "$c" -le "$hi" &&
 		echo "$u" | grep -E "^[0-9]+\.[0-9]{$DIGITS}$" &&
@@ -436,10 +437,10 @@ for UNITS in windows unix; do
 
 	test_expect_success "$UNITS: exporter -p helper-busy: those processes alone" '
 		"$EXPORTER" -m "$MNT" -p helper-busy -o - >m &&
-		grep "pid=\"$PID\",comm=\"helper-busy\"" m &&
-		grep -o "comm=\"[^\"]*\"" m | sort -u >comms &&
-		echo "comm=\"helper-busy\"" >expect &&
-		test_cmp expect comms &&
+		grep "pid=\"$PID\",name=\"helper-busy\"" m &&
+		grep -o "name=\"[^\"]*\"" m | sort -u >names &&
+		echo "name=\"helper-busy\"" >expect &&
+		test_cmp expect names &&
 		test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)" &&
 		"$EXPORTER" -m "$MNT" -p "^no such name$" -o - >none &&
 		! grep -q "^timingfs_process" none &&
@@ -515,8 +516,8 @@ for UNITS in windows unix; do
 			od -c /proc/$odd/comm && od -c /proc/$cut/comm &&
 			"$EXPORTER" -m "$MNT" -p "^(q|abcdefghijklmn)" -o odd.prom &&
 			cat odd.prom &&
-			grep -F "timingfs_process_cycles_total{pid=\"$odd\",comm=\"q\\\"b\\\\c\\nd\"} " odd.prom &&
-			grep -F "timingfs_process_cycles_total{pid=\"$cut\",comm=\"abcdefghijklmn?\"} " odd.prom
+			grep -F "timingfs_process_cycles_total{pid=\"$odd\",name=\"q\\\"b\\\\c\\nd\"} " odd.prom &&
+			grep -F "timingfs_process_cycles_total{pid=\"$cut\",name=\"abcdefghijklmn?\"} " odd.prom
 		'
 
 		test_expect_success PROMTOOL "$UNITS: promtool takes the escaped labels" '
@@ -535,7 +536,7 @@ for UNITS in windows unix; do
 			p=$! &&
 			test_when_finished "stop $p" &&
 			"$EXPORTER" -m "$MNT" -o - >alive &&
-			grep "^timingfs_process_cycles_total{pid=\"$p\",comm=\"sleep\"} " alive &&
+			grep "^timingfs_process_cycles_total{pid=\"$p\",name=\"sleep\"} " alive &&
 			kill $p && test_expect_code 143 wait $p &&
 			test -d "$MNT/proc/$p" &&
 			test "$(sed -n "s/^exit_time //p" "$MNT/proc/$p/times")" != 0 &&
@@ -547,7 +548,7 @@ for UNITS in windows unix; do
 			for i in $(seq 1 10); do
 				"$EXPORTER" -m "$MNT" -o - >m 2>err &&
 				test ! -s err &&
-				! grep "comm=\"?\"" m ||
+				! grep "name=\"?\"" m ||
 					{ cat err; return 1; }
 			done
 		'
@@ -556,7 +557,7 @@ for UNITS in windows unix; do
 		# other units has its seconds in those, without a restart, and
 		# the rounds between, when there is no mount, say so.
 		test_expect_success "$UNITS: exporter -i follows the units of a new mount" '
-			helper="^timingfs_process_cpu_seconds_total{pid=\"$PID\",comm=\"helper-busy\",mode=\"user\"}" &&
+			helper="^timingfs_process_cpu_seconds_total{pid=\"$PID\",name=\"helper-busy\",mode=\"user\"}" &&
 			write_config re-unix.conf format.units=unix &&
 			start_timingfs_on RE "$RE" -c "$TRASH/$UNITS.conf" &&
 			test_when_finished "unmount_timingfs_on RE \"\$RE\"" &&
@@ -648,7 +649,7 @@ test_expect_success ROOT,SETPRIV,NOBODY 'noaccess: exporter as nobody: its own p
 	} &&
 	cat err &&
 	test ! -s err &&
-	grep "^timingfs_process_cycles_total{pid=\"$mine\",comm=\"sleep\"} " m &&
+	grep "^timingfs_process_cycles_total{pid=\"$mine\",name=\"sleep\"} " m &&
 	! grep "pid=\"$PID\"" m && ! grep "pid=\"1\"" m &&
 	test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)"
 '
@@ -668,7 +669,7 @@ test_expect_success 'pinned: to our namespace, accepted; to another, no names (o
 	test_when_finished "unmount_timingfs_on PIN \"\$PIN\"" &&
 	grep -x "pidns $(stat -L -c %i /proc/self/ns/pid)" "$PIN/info" &&
 	"$EXPORTER" -m "$PIN" -o - >m &&
-	grep "^timingfs_process_cycles_total{pid=\"1\",comm=\"$(cat /proc/1/comm)\"} " m &&
+	grep "^timingfs_process_cycles_total{pid=\"1\",name=\"$(cat /proc/1/comm)\"} " m &&
 	"$TOP" -m "$PIN" -P -p 1 -d 0.2 >out &&
 	cat out &&
 	test "$(awk "NR == 2 { print \$1, \$3 }" out)" = \

@@ -208,10 +208,10 @@ test_expect_success 'exporter --once: the fixture'"'"'s idle counters, exactly' 
 	c1=$(cat "$MNT/groups/0/cpu1/idle_cycles") &&
 	test "$c0 $c1" = "150600000000 150900000000" &&
 	cat >expect <<-EOF &&
-	timingfs_idle_seconds_total{group="0",cpu="0"} 50.200000000
-	timingfs_idle_seconds_total{group="0",cpu="1"} 50.300000000
-	timingfs_idle_cycles_total{group="0",cpu="0"} $c0
-	timingfs_idle_cycles_total{group="0",cpu="1"} $c1
+	timingfs_idle_seconds_total{cpu="0",group="0"} 50.200000000
+	timingfs_idle_seconds_total{cpu="1",group="0"} 50.300000000
+	timingfs_idle_cycles_total{cpu="0",group="0"} $c0
+	timingfs_idle_cycles_total{cpu="1",group="0"} $c1
 	EOF
 	grep -v "^#" "$PROM" >actual &&
 	test_cmp expect actual &&
@@ -232,7 +232,7 @@ test_expect_success 'same_series sees a value, a label, a series that differ' '
 	sed "s/ 150600000000\$/ 150600000001/" "$PROM" >value.prom &&
 	! cmp -s "$PROM" value.prom &&
 	test_must_fail same_series value.prom m &&
-	sed "s/cpu=\"1\"}/cpu=\"1\",x=\"\"}/" "$PROM" >label.prom &&
+	sed "s/group=\"0\"}/group=\"0\",x=\"\"}/" "$PROM" >label.prom &&
 	! cmp -s "$PROM" label.prom &&
 	test_must_fail same_series label.prom m &&
 	grep -v "cpu=\"1\"" "$PROM" >fewer.prom &&
@@ -242,7 +242,7 @@ test_expect_success 'same_series sees a value, a label, a series that differ' '
 # A value that is no number: the whole file is refused, said in the
 # log, and the good file is still served as it was.
 test_expect_success 'a broken file beside it: node_textfile_scrape_error 1' '
-	echo "timingfs_idle_cycles_total{group=\"0\",cpu=\"9\"} many" \
+	echo "timingfs_idle_cycles_total{cpu=\"9\",group=\"0\"} many" \
 		>"$DIR/broken.prom" &&
 	scrape m &&
 	grep -x "node_textfile_scrape_error 1" m &&
@@ -282,19 +282,20 @@ test_expect_success 'live: /metrics serves the file; the sleeper'"'"'s series as
 	after=$(cat "$t/cycles" "$t/user_time" "$t/kernel_time") &&
 	test "$before" = "$after" &&
 	set -- $after &&
-	labels="pid=\"$SLEEPER\",comm=\"t1710-sleeper\"" &&
+	labels="pid=\"$SLEEPER\",name=\"t1710-sleeper\"" &&
 	test "$(sample "$PROM" timingfs_process_cycles_total "$labels")" = "$1" &&
 	test "$1" -gt 0 &&
 	test "$(sample "$PROM" timingfs_process_cpu_seconds_total \
 		"$labels,mode=\"user\"")" = "$(seconds "$2")" &&
 	test "$(sample "$PROM" timingfs_process_cpu_seconds_total \
-		"$labels,mode=\"kernel\"")" = "$(seconds "$3")" &&
+		"$labels,mode=\"system\"")" = "$(seconds "$3")" &&
 	test "$(grep -c "^timingfs_process_cycles_total{" "$PROM")" = 1 &&
 	paste cpus lo hi >bounds &&
 	while read -r dir lo hi; do
-		group=${dir%/cpu*} group=${group##*/} cpu=${dir##*/cpu} &&
+		group=${dir%/cpu*} group=${group##*/} &&
+		cpu=$(cat "$dir/cpu") &&
 		c=$(sample "$PROM" timingfs_idle_cycles_total \
-			"group=\"$group\",cpu=\"$cpu\"") &&
+			"cpu=\"$cpu\",group=\"$group\"") &&
 		echo "cpu $cpu of group $group: $lo <= $c <= $hi" &&
 		test "$c" -ge "$lo" && test "$c" -le "$hi" ||
 			return 1
