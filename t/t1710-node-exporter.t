@@ -164,6 +164,14 @@ sample() {
 	awk -v want="$2{$3}" '$1 == want { print $2; n++ } END { exit n != 1 }' "$1"
 }
 
+# stop PID: PID and what it started killed and reaped, for
+# test_when_finished (so never a failure: it may have ended already).
+stop() {
+	kill_tree "$1" KILL
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 # seconds VALUE: VALUE, in 100-ns units, as seconds with 7 decimals.
 seconds() {
 	local v=$1
@@ -253,6 +261,57 @@ test_expect_success 'a broken file beside it: node_textfile_scrape_error 1' '
 	grep -x "node_textfile_scrape_error 0" m
 '
 
+# cpulist LIST: the numbers of a kernel cpulist (0-3,8), one a line.
+cpulist() {
+	echo "$1" | tr , '\n' |
+		awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }'
+}
+
+# idle_labels FILE: "CPU GROUP CYCLES" of every timingfs_idle_cycles_total
+# sample of FILE, sorted.
+idle_labels() {
+	sed -n 's/^timingfs_idle_cycles_total{cpu="\([0-9]*\)",group="\([0-9]*\)"} \([0-9]*\)$/\1 \2 \3/p' "$1" |
+		sort -n
+}
+
+# mount_idle: "CPU GROUP CYCLES" of every processor of the mount, its
+# Linux number from groups/N/cpuM/cpu, sorted.
+mount_idle() {
+	local dir group
+	for dir in "$MNT"/groups/[0-9]*/cpu[0-9]*; do
+		group=${dir%/cpu*} group=${group##*/}
+		echo "$(cat "$dir/cpu") $group $(cat "$dir/idle_cycles")" ||
+			return 1
+	done | sort -n
+}
+
+# m96: two groups (the nodes 0-23,48-71 and 24-47,72-95) and CPU 30
+# offline, so that M, the position in the group, is the Linux number
+# nowhere but at 0-23, and the online CPUs of groups/1/cpus give it
+# wrong past the hole: cpu7 of group 1 is CPU 31, not 32.
+test_expect_success 'm96: the idle series labelled with the Linux CPU number, and the group' '
+	unmount_timingfs &&
+	test "$TFS_STATUS" = 0 &&
+	fixture_config "$TRASH/m96.conf" m96 &&
+	mount_timingfs "$TRASH/m96.conf" &&
+	"$EXPORTER" -m "$MNT" -p "^no such process\$" -o "$PROM" 2>err &&
+	cat err && test ! -s err &&
+	idle_labels "$PROM" >labels &&
+	mount_idle >expect &&
+	test_cmp expect labels &&
+	cpulist "$(cat "$FIXTURES/m96/sys/devices/system/cpu/online")" >online &&
+	cut -d" " -f1 labels >cpus &&
+	test_cmp online cpus &&
+	test "$(cat "$MNT/groups/1/cpu7/cpu")" = 31 &&
+	c=$(cat "$MNT/groups/1/cpu7/idle_cycles") &&
+	grep -x "timingfs_idle_cycles_total{cpu=\"31\",group=\"1\"} $c" "$PROM" &&
+	grep -x "timingfs_idle_cycles_total{cpu=\"48\",group=\"0\"} [0-9]*" "$PROM" &&
+	! grep "cpu=\"30\"" "$PROM" &&
+	scrape m &&
+	same_series "$PROM" m &&
+	grep -x "node_textfile_scrape_error 0" m
+'
+
 test_expect_success 'setup: a live mount, a process asleep under a name of its own' '
 	unmount_timingfs &&
 	test "$TFS_STATUS" = 0 &&
@@ -306,12 +365,176 @@ test_expect_success 'live: /metrics serves the file; the sleeper'"'"'s series as
 	grep -x "node_textfile_scrape_error 0" m
 '
 
+test_expect_success 'live: mode="system" and "user", never "kernel"' '
+	"$EXPORTER" -m "$MNT" -o "$PROM" 2>err &&
+	cat err && test ! -s err &&
+	grep -q "^timingfs_process_cpu_seconds_total{.*,mode=\"system\"} " "$PROM" &&
+	grep -q "^timingfs_process_cpu_seconds_total{.*,mode=\"user\"} " "$PROM" &&
+	! grep "mode=\"kernel\"" "$PROM" &&
+	sed -n "s/^timingfs_process_cpu_seconds_total{.*,mode=\"\([a-z]*\)\"} .*/\1/p" \
+		"$PROM" | sort -u >modes &&
+	printf "system\nuser\n" >expect &&
+	test_cmp expect modes &&
+	scrape m &&
+	same_series "$PROM" m &&
+	grep -q "^timingfs_process_cpu_seconds_total{.*mode=\"system\".*} " m &&
+	! grep "mode=\"kernel\"" m
+'
+
+test_expect_success PROMTOOL 'live: promtool check metrics takes the file' '
+	promtool check metrics <"$PROM"
+'
+
+# On the machine the labels join node_exporter's: the cpu label of each
+# idle series is the Linux CPU number the mount gives its processor, and
+# together they are the online CPUs.
+test_expect_success 'live: the idle series cpu labels are the Linux CPU numbers' '
+	"$EXPORTER" -m "$MNT" -p "^no such process\$" -o "$PROM" &&
+	idle_labels "$PROM" >labels &&
+	mount_idle >mount &&
+	cut -d" " -f1,2 labels >got &&
+	cut -d" " -f1,2 mount >expect &&
+	test_cmp expect got &&
+	cpulist "$(cat /sys/devices/system/cpu/online)" >online &&
+	cut -d" " -f1 labels >cpus &&
+	test_cmp online cpus &&
+	scrape m &&
+	grep "^timingfs_idle_seconds_total{" m &&
+	same_series "$PROM" m
+'
+
+# thread_rows PID: the running threads of PID in proc/table, "PID TID
+# KERNEL USER", the busiest first (kernel + user), ties in TID order.
+thread_rows() {
+	awk -v pid="$1" -v header="$TABLE_HEADER" '
+		NR == 1 { if (index($0, header) != 1) exit 1; next }
+		$1 == pid && $7 == 0 { print $4 + $5, $1, $2, $4, $5 }
+	' "$MNT/proc/table" | sort -k1,1nr -k3,3n | cut -d" " -f2-
+}
+
+# thread_samples FILE: "PID TID NAME MODE VALUE" of each thread sample.
+thread_samples() {
+	sed -n 's/^timingfs_thread_cpu_seconds_total{pid="\([0-9]*\)",tid="\([0-9]*\)",name="\(.*\)",mode="\([a-z]*\)"} \([0-9.]*\)$/\1 \2 \3 \4 \5/p' "$1"
+}
+
+# A process of 50 threads asleep: its threads times stay put, so that
+# which 10 are the busiest (kernel + user, then TID) is known from the
+# table, read before and after the exporter.
+test_expect_success 'setup: a process of 50 threads asleep' '
+	{ "$BIN/helper-many" 50 >"$TRASH/many" & } &&
+	MANY=$! &&
+	kill_at_exit "$MANY" &&
+	wait_file "$TRASH/many" &&
+	grep -x "$MANY ready" "$TRASH/many" &&
+	test "$(ls "/proc/$MANY/task" | wc -l)" = 50
+'
+
+test_expect_success 'live: -t 10: the 10 busiest threads, busiest first, the cut reported' '
+	thread_rows "$MANY" >before &&
+	"$EXPORTER" -m "$MNT" -p "^helper-many\$" -t 10 -o "$PROM" 2>err &&
+	thread_rows "$MANY" >after &&
+	cat err "$PROM" && test ! -s err &&
+	test_cmp before after &&
+	n=$(wc -l <after) &&
+	test "$n" = 50 &&
+	head -n 10 after | while read -r pid tid k u; do
+		echo "$pid $tid helper-many user $(seconds "$u")" &&
+		echo "$pid $tid helper-many system $(seconds "$k")" ||
+			return 1
+	done >expect &&
+	thread_samples "$PROM" >got &&
+	test_cmp expect got &&
+	test "$(cut -d" " -f2 got | sort -u | wc -l)" = 10 &&
+	grep -x "timingfs_threads_cut $((n - 10))" "$PROM" &&
+	grep -x "# TYPE timingfs_threads_cut gauge" "$PROM" &&
+	grep -x "# TYPE timingfs_thread_cpu_seconds_total counter" "$PROM" &&
+	scrape m &&
+	same_series "$PROM" m &&
+	grep -x "timingfs_threads_cut $((n - 10))" m
+'
+
+# Over the whole machine: 10 series still, and at least the 40 other
+# threads of the helper cut. Without -t, no thread families at all.
+test_expect_success 'live: -t 10 of every process: 10 series, the rest cut; none without -t' '
+	"$EXPORTER" -m "$MNT" -t 10 -o "$PROM" &&
+	test "$(thread_samples "$PROM" | cut -d" " -f1,2 | sort -u | wc -l)" = 10 &&
+	test "$(thread_samples "$PROM" | wc -l)" = 20 &&
+	cut=$(sed -n "s/^timingfs_threads_cut //p" "$PROM") &&
+	echo "cut $cut" &&
+	test "$cut" -ge 40 &&
+	"$EXPORTER" -m "$MNT" -o "$PROM" &&
+	! grep "timingfs_thread" "$PROM"
+'
+
+test_expect_success PROMTOOL 'live: promtool takes the thread families' '
+	"$EXPORTER" -m "$MNT" -t 10 -o "$PROM" &&
+	promtool check metrics <"$PROM"
+'
+
+# named FILE PROCESS THREAD: a process named PROCESS with a second thread
+# named THREAD, both asleep, that writes "PID TID" (TID the second
+# thread's) to FILE once named. A task may name the threads of its own
+# process alone (/proc/PID/task/TID/comm). Run in the background, it
+# is that process: $! is its PID.
+named() {
+	exec "$PYTHON" - "$@" <<-\EOF
+	import os, sys, threading
+	def name(n):
+	    tid = threading.get_native_id()
+	    with open("/proc/self/task/%d/comm" % tid, "w") as f:
+	        f.write(n)
+	    return tid
+	named = threading.Event()
+	tids = []
+	def worker():
+	    tids.append(name(sys.argv[3]))
+	    named.set()
+	    threading.Event().wait()
+	name(sys.argv[2])
+	threading.Thread(target=worker, daemon=True).start()
+	named.wait()
+	with open(sys.argv[1] + ".tmp", "w") as f:
+	    f.write("%d %d\n" % (os.getpid(), tids[0]))
+	os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+	threading.Event().wait()
+	EOF
+}
+
+# Names the format must escape, a space, a double quote and a backslash:
+# a process named so, and a thread of it. Before timingfs has names they
+# come from /proc/PID/comm (/proc/PID/task/TID/comm), after from its
+# name files and the table's name column: the same.
+test_expect_success 'live: names with a space, a quote, a backslash: escaped labels' '
+	{ named "$TRASH/named" "t1710 \"q\\x" "w \"x\\y" & } &&
+	odd=$! &&
+	test_when_finished "stop $odd" &&
+	wait_file "$TRASH/named" &&
+	read -r pid tid <"$TRASH/named" &&
+	test "$pid" = "$odd" &&
+	od -c "/proc/$odd/comm" &&
+	test "$(cat "/proc/$odd/comm")" = "t1710 \"q\\x" &&
+	test "$(cat "/proc/$odd/task/$tid/comm")" = "w \"x\\y" &&
+	"$EXPORTER" -m "$MNT" -p "^t1710 " -t 100 -o "$PROM" 2>err &&
+	cat err "$PROM" && test ! -s err &&
+	grep -F "timingfs_process_cycles_total{pid=\"$odd\",name=\"t1710 \\\"q\\\\x\"} " "$PROM" &&
+	grep -F "timingfs_thread_cpu_seconds_total{pid=\"$odd\",tid=\"$odd\",name=\"t1710 \\\"q\\\\x\",mode=\"user\"} " "$PROM" &&
+	grep -F "timingfs_thread_cpu_seconds_total{pid=\"$odd\",tid=\"$tid\",name=\"w \\\"x\\\\y\",mode=\"system\"} " "$PROM" &&
+	grep -x "timingfs_threads_cut 0" "$PROM" &&
+	test "$(thread_samples "$PROM" | wc -l)" = 4 &&
+	scrape m &&
+	same_series "$PROM" m &&
+	grep -F "name=\"t1710 \\\"q\\\\x\"" m &&
+	grep -F "name=\"w \\\"x\\\\y\"" m
+'
+
 test_expect_success 'node_exporter ends on TERM, its port closed; the mount goes' '
 	kill -TERM "$NE_PID" &&
 	test_expect_code 143 wait "$NE_PID" &&
 	test_must_fail scrape m &&
 	kill_tree "$SLEEPER" TERM &&
 	test_expect_code 143 wait "$SLEEPER" &&
+	kill_tree "$MANY" TERM &&
+	test_expect_code 143 wait "$MANY" &&
 	unmount_timingfs &&
 	test "$TFS_STATUS" = 0
 '
