@@ -527,6 +527,83 @@ test_expect_success 'live: names with a space, a quote, a backslash: escaped lab
 	grep -F "name=\"w \\\"x\\\\y\"" m
 '
 
+# What timingfs of round six adds, names and jobs/, in a tree of its
+# format (a directory, not a mount: the exporter reads files alone):
+# proc/self/name says the mount has names, so a process's name is its
+# proc/PID/name ("from mount" for the sleeper, whose comm is
+# t1710-sleeper) and -p matches it; a thread's is the table's name
+# column, unescaped (\040 \134 \012 \011) and escaped as labels are; a
+# thread that has exited is no series; jobs are read from jobs/PATH/times,
+# labelled with their path (/ for jobs/ itself), and one that is not
+# there is said and left out.
+test_expect_success 'round six: names from the mount, the table'"'"'s name column, jobs' '
+	r6=$TRASH/r6 &&
+	mkdir -p "$r6/groups/0/cpu0" "$r6/proc/self" "$r6/proc/$SLEEPER" \
+		"$r6/jobs/system.slice/a b.scope" "$r6/jobs/x\"y" &&
+	printf "units windows\ntsc_hz 1000000000\npidns caller\n" >"$r6/info" &&
+	echo 0 >"$r6/groups/0/cpu0/cpu" &&
+	echo "cpu0 2000000000" >"$r6/groups/0/idle_cycles" &&
+	echo me >"$r6/proc/self/name" &&
+	echo "from mount" >"$r6/proc/$SLEEPER/name" &&
+	printf "%s\n" "cycles 3000" "kernel_time 20000000" "user_time 5" \
+		"creation_time 1" "exit_time 0" >"$r6/proc/$SLEEPER/times" &&
+	{
+		echo "$TABLE_HEADER name" &&
+		echo "$SLEEPER $SLEEPER 1 10 20 1 0 a\\040b\\134c\\012d" &&
+		echo "$SLEEPER 99999991 1 30 40 1 0 t\\011two\\042" &&
+		echo "$SLEEPER 99999992 1 90 90 1 5 gone" &&
+		echo "1 1 1 900 900 1 0 init"
+	} >"$r6/proc/table" &&
+	printf "%s\n" "cycles 1" "kernel_time 30000000" "user_time 10000000" \
+		"active_processes 7" >"$r6/jobs/times" &&
+	printf "%s\n" "cycles 1" "kernel_time 2" "user_time 1" \
+		"active_processes 0" >"$r6/jobs/system.slice/a b.scope/times" &&
+	printf "%s\n" "cycles 1" "kernel_time 0" "user_time 123456789" \
+		"active_processes 2" >"$r6/jobs/x\"y/times" &&
+	"$EXPORTER" -m "$r6" -p "^from mount\$" -t 5 -j / \
+		-j "/system.slice/a b.scope/" -j "x\"y" -j no/such \
+		-o "$PROM" 2>err &&
+	cat err "$PROM" &&
+	test "$(cat err)" = "timingfs-exporter: no job /no/such in $r6/jobs, left out" &&
+	grep -v "^#" "$PROM" >actual &&
+	tab=$(printf "\t") &&
+	cat >expect <<-EOF &&
+	timingfs_idle_seconds_total{cpu="0",group="0"} 2.000000000
+	timingfs_idle_cycles_total{cpu="0",group="0"} 2000000000
+	timingfs_process_cpu_seconds_total{pid="$SLEEPER",name="from mount",mode="user"} 0.0000005
+	timingfs_process_cpu_seconds_total{pid="$SLEEPER",name="from mount",mode="system"} 2.0000000
+	timingfs_process_cycles_total{pid="$SLEEPER",name="from mount"} 3000
+	timingfs_thread_cpu_seconds_total{pid="$SLEEPER",tid="99999991",name="t${tab}two\"",mode="user"} 0.0000040
+	timingfs_thread_cpu_seconds_total{pid="$SLEEPER",tid="99999991",name="t${tab}two\"",mode="system"} 0.0000030
+	timingfs_thread_cpu_seconds_total{pid="$SLEEPER",tid="$SLEEPER",name="a b\\\\c\\nd",mode="user"} 0.0000020
+	timingfs_thread_cpu_seconds_total{pid="$SLEEPER",tid="$SLEEPER",name="a b\\\\c\\nd",mode="system"} 0.0000010
+	timingfs_threads_cut 0
+	timingfs_job_cpu_seconds_total{job="/",mode="user"} 1.0000000
+	timingfs_job_cpu_seconds_total{job="/",mode="system"} 3.0000000
+	timingfs_job_cpu_seconds_total{job="/system.slice/a b.scope",mode="user"} 0.0000001
+	timingfs_job_cpu_seconds_total{job="/system.slice/a b.scope",mode="system"} 0.0000002
+	timingfs_job_cpu_seconds_total{job="/x\"y",mode="user"} 12.3456789
+	timingfs_job_cpu_seconds_total{job="/x\"y",mode="system"} 0.0000000
+	timingfs_job_active_processes{job="/"} 7
+	timingfs_job_active_processes{job="/system.slice/a b.scope"} 0
+	timingfs_job_active_processes{job="/x\"y"} 2
+	EOF
+	test_cmp expect actual &&
+	grep -x "# TYPE timingfs_job_active_processes gauge" "$PROM" &&
+	grep -x "# TYPE timingfs_job_cpu_seconds_total counter" "$PROM" &&
+	"$EXPORTER" -m "$r6" -p "^from mount\$" -t 1 -o - >one &&
+	grep -x "timingfs_threads_cut 1" one &&
+	test "$(grep -c "^timingfs_thread_cpu_seconds_total{.*tid=\"99999991\"" one)" = 2 &&
+	test "$(grep -c "^timingfs_thread_cpu_seconds_total{" one)" = 2 &&
+	scrape m &&
+	same_series "$PROM" m &&
+	grep -x "node_textfile_scrape_error 0" m
+'
+
+test_expect_success PROMTOOL 'round six: promtool takes the job and thread families' '
+	promtool check metrics <"$PROM"
+'
+
 test_expect_success 'node_exporter ends on TERM, its port closed; the mount goes' '
 	kill -TERM "$NE_PID" &&
 	test_expect_code 143 wait "$NE_PID" &&
