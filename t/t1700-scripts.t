@@ -118,6 +118,8 @@ test_expect_success 'timingtop: bad options exit 2 with a message' '
 	bad_usage "$TOP" -m "$MNT" -p x &&
 	bad_usage "$TOP" -m "$MNT" -i 0 &&
 	bad_usage "$TOP" -m "$MNT" extra &&
+	bad_usage "$TOP" -m "$MNT" -J -P &&
+	bad_usage "$TOP" -m "$MNT" -J -p 1 &&
 	bad_usage "$TOP" -m
 '
 
@@ -129,6 +131,12 @@ test_expect_success 'timingfs-exporter: bad options exit 2 with a message' '
 	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --once -i 1 &&
 	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -p "(" &&
 	bad_usage "$EXPORTER" -m "$MNT" -o x.prom extra &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -t 0 &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --threads x &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -j ../x &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --job a/./b &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -j "a/.." &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -j &&
 	bad_usage "$EXPORTER" -o &&
 	test ! -e x.prom
 '
@@ -160,6 +168,117 @@ test_expect_success DEFAULT_FREE 'the default mount point is /run/timingfs' '
 	grep -F "/run/timingfs is not a timingfs mount" err &&
 	test_expect_code 1 "$EXPORTER" -o - 2>err &&
 	grep -F "/run/timingfs is not a timingfs mount" err
+'
+
+# ---- timingtop on a tree of round six's format --------------------------
+
+# A directory laid out as timingfs of round six lays out its mount (the
+# scripts read files alone): tables with a name column, name files,
+# jobs/. The tasks are this shell, whose comm is not the names below, so
+# that where a name comes from shows. The values stay put: every CPU%
+# is 0, and the rows come in PID, then TID order.
+test_expect_success 'setup: a tree of round six'"'"'s format' '
+	r6=$TRASH/r6 &&
+	mkdir -p "$r6/proc/$$/threads/$$" "$r6/jobs/system.slice/a b.scope" &&
+	printf "units windows\ntsc_hz 1000000000\npidns caller\n" >"$r6/info" &&
+	{
+		echo "$TABLE_HEADER name" &&
+		echo "$$ $$ 1 10 20 1 0 from\\040table" &&
+		echo "$$ 99999991 1 30 40 1 0 t\\134two\\011x"
+	} >"$r6/proc/table" &&
+	echo "from files" >"$r6/proc/$$/name" &&
+	echo "thread file" >"$r6/proc/$$/threads/$$/name" &&
+	printf "%s\n" "cycles 1" "kernel_time 3" "user_time 1" \
+		"active_processes 7" >"$r6/jobs/times" &&
+	printf "%s\n" "cycles 1" "kernel_time 2" "user_time 1" \
+		"active_processes 2" >"$r6/jobs/system.slice/times" &&
+	printf "%s\n" "cycles 1" "kernel_time 2" "user_time 1" \
+		"active_processes 0" >"$r6/jobs/system.slice/a b.scope/times"
+'
+
+test_expect_success 'timingtop: names from the table'"'"'s name column, unescaped' '
+	"$TOP" -m "$r6" -d 0.1 >out 2>err &&
+	cat out err && test ! -s err &&
+	head -n 1 out | grep -E "^ +PID +TID +NAME +CPU% +KERN% +CYC/S$" &&
+	sed -n 2p out | grep -E "^ +$$ +$$ from table +0\.0 +0\.0 +0$" &&
+	sed -n 3p out | grep -E "^ +$$ +99999991 t\\\\two\?x +0\.0" &&
+	test "$(wc -l <out)" = 3 &&
+	"$TOP" -m "$r6" -P -d 0.1 >out &&
+	cat out &&
+	sed -n 2p out | grep -E "^ +$$ +- from table +0\.0"
+'
+
+test_expect_success 'timingtop: without the column, the mount'"'"'s name files' '
+	sed -i "1s/ name\$//; 2,\$s/ [^ ]*\$//" "$r6/proc/table" &&
+	cat "$r6/proc/table" &&
+	"$TOP" -m "$r6" -d 0.1 >out &&
+	cat out &&
+	head -n 1 out | grep -E "^ +PID +TID +NAME " &&
+	sed -n 2p out | grep -E "^ +$$ +$$ thread file +0\.0" &&
+	sed -n 3p out | grep -E "^ +$$ +99999991 \? +0\.0" &&
+	"$TOP" -m "$r6" -P -d 0.1 >out &&
+	cat out &&
+	sed -n 2p out | grep -E "^ +$$ +- from files +0\.0" &&
+	rm "$r6/proc/$$/name" &&
+	"$TOP" -m "$r6" -P -d 0.1 >out &&
+	cat out &&
+	sed -n 2p out | grep -E "^ +$$ +- $(cat /proc/$$/comm) +0\.0"
+'
+
+test_expect_success 'timingtop -J: every job, its processes, its path' '
+	"$TOP" -m "$r6" -J -d 0.1 >out 2>err &&
+	cat out err && test ! -s err &&
+	head -n 1 out | grep -E "^ +CPU% +KERN% +CYC/S +PROCS JOB$" &&
+	sed 1d out | sed "s/^ *//; s/  */ /g" >got &&
+	cat >expect <<-\EOF &&
+	0.0 0.0 0 7 /
+	0.0 0.0 0 2 /system.slice
+	0.0 0.0 0 0 /system.slice/a b.scope
+	EOF
+	test_cmp expect got &&
+	"$TOP" -m "$r6" -J -n 1 -d 0.1 >out &&
+	test "$(wc -l <out)" = 2
+'
+
+# first_read_done: timingtop's first read of the jobs lies whole in its
+# temporary directory: the header and the three jobs.
+first_read_done() {
+	local file
+	for file in "$TRASH"/toptmp/timingtop.*/a; do
+		test "$(wc -l <"$file")" = 4 || return 1
+	done
+}
+
+# A job made once timingfs's first read is done counts from 0 (a job
+# only the second read holds): it grew by its whole times, 2 s of CPU,
+# a quarter of it kernel, and 2e9 cycles, over the 3 s between the
+# reads (more under load), and comes first.
+test_expect_success 'timingtop -J: the job that grew first, its CPU%, KERN%, CYC/S' '
+	mkdir "$TRASH/toptmp" &&
+	{ TMPDIR=$TRASH/toptmp "$TOP" -m "$r6" -J -d 3 >out 2>err & } &&
+	top=$! &&
+	test_when_finished "stop $top" &&
+	wait_for 20 first_read_done &&
+	mkdir "$r6/jobs/new" &&
+	printf "%s\n" "cycles 2000000000" "kernel_time 5000000" \
+		"user_time 15000000" "active_processes 1" >"$r6/jobs/new/times" &&
+	wait "$top" &&
+	cat out err &&
+	set -- $(sed -n 2p out) &&
+	test "$5" = /new && test "$4" = 1 &&
+	awk -v cpu="$1" -v kern="$2" -v cyc="$3" "BEGIN {
+		d = kern * 4 - cpu; if (d < 0) d = -d
+		e = cyc - cpu * 1e7; if (e < 0) e = -e
+		exit !(cpu > 10 && cpu <= 67 && d <= 0.5 && e <= 1e7) }" &&
+	rm -r "$r6/jobs/new"
+'
+
+test_expect_success 'timingtop -J of a mount with no jobs/: exit 1, a message' '
+	mv "$r6/jobs" "$r6/nojobs" &&
+	test_expect_code 1 "$TOP" -m "$r6" -J -d 0.1 >out 2>err &&
+	cat err &&
+	grep -F "no jobs in $r6" err && test ! -s out &&
+	mv "$r6/nojobs" "$r6/jobs"
 '
 
 # ---- on a real mount ----------------------------------------------------
@@ -274,7 +393,7 @@ for UNITS in windows unix; do
 		cat out err &&
 		test ! -s err &&
 		test "$(wc -l <out)" = 2 &&
-		head -n 1 out | grep -E "^ +PID +TID +COMM +CPU% +KERN% +CYC/S$" &&
+		head -n 1 out | grep -E "^ +PID +TID +NAME +CPU% +KERN% +CYC/S$" &&
 		set -- $(sed -n 2p out) &&
 		test "$#" = 6 &&
 		busy_enough "$4" "$5" "$6"
@@ -325,6 +444,24 @@ for UNITS in windows unix; do
 		test "$(wc -l <out)" = 2 &&
 		set -- $(sed -n 2p out) &&
 		test "$1 $2 $3" = "$PID - helper-busy"
+	'
+
+	# jobs/ comes with timingfs of round six where a hierarchy
+	# accounts the CPU: then the report lists its jobs, / among them
+	# with the processes of the machine; else timingtop says there is
+	# none.
+	test_expect_success "$UNITS: timingtop -J: the mount's jobs, or that it has none" '
+		if [ -d "$MNT/jobs" ]; then
+			"$TOP" -m "$MNT" -J -n 1000 -d 0.3 >out 2>err &&
+			cat out err && test ! -s err &&
+			head -n 1 out | grep -E "^ +CPU% +KERN% +CYC/S +PROCS JOB$" &&
+			set -- $(awk "\$5 == \"/\" && NF == 5" out) &&
+			test "$#" = 5 && test "$4" -gt 1
+		else
+			test_expect_code 1 "$TOP" -m "$MNT" -J -d 0.1 >out 2>err &&
+			cat err &&
+			grep -F "no jobs in $MNT" err && test ! -s out
+		fi
 	'
 
 	test_expect_success "$UNITS: timingtop -p of no process: exit 1, a message" '
