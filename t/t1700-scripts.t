@@ -182,7 +182,9 @@ test_expect_success 'setup: a tree of round six'"'"'s format' '
 	mkdir -p "$r6/proc/$$/threads/$$" "$r6/jobs/system.slice/a b.scope" &&
 	printf "units windows\ntsc_hz 1000000000\npidns caller\n" >"$r6/info" &&
 	{
-		echo "$TABLE_HEADER name" &&
+		# the header with its name column, whether test-lib
+		# spells it yet or not
+		echo "${TABLE_HEADER% name} name" &&
 		echo "$$ $$ 1 10 20 1 0 from\\040table" &&
 		echo "$$ 99999991 1 30 40 1 0 t\\134two\\011x"
 	} >"$r6/proc/table" &&
@@ -245,17 +247,17 @@ test_expect_success 'timingtop -J: every job, its processes, its path' '
 first_read_done() {
 	local file
 	for file in "$TRASH"/toptmp/timingtop.*/a; do
-		test "$(wc -l <"$file")" = 4 || return 1
+		test "$(wc -l <"$file" 2>/dev/null)" = 4 || return 1
 	done
 }
 
 # A job made once timingfs's first read is done counts from 0 (a job
 # only the second read holds): it grew by its whole times, 2 s of CPU,
-# a quarter of it kernel, and 2e9 cycles, over the 3 s between the
+# a quarter of it kernel, and 2e9 cycles, over the 5 s between the
 # reads (more under load), and comes first.
 test_expect_success 'timingtop -J: the job that grew first, its CPU%, KERN%, CYC/S' '
 	mkdir "$TRASH/toptmp" &&
-	{ TMPDIR=$TRASH/toptmp "$TOP" -m "$r6" -J -d 3 >out 2>err & } &&
+	{ TMPDIR=$TRASH/toptmp "$TOP" -m "$r6" -J -d 5 >out 2>err & } &&
 	top=$! &&
 	test_when_finished "stop $top" &&
 	wait_for 20 first_read_done &&
@@ -269,7 +271,7 @@ test_expect_success 'timingtop -J: the job that grew first, its CPU%, KERN%, CYC
 	awk -v cpu="$1" -v kern="$2" -v cyc="$3" "BEGIN {
 		d = kern * 4 - cpu; if (d < 0) d = -d
 		e = cyc - cpu * 1e7; if (e < 0) e = -e
-		exit !(cpu > 10 && cpu <= 67 && d <= 0.5 && e <= 1e7) }" &&
+		exit !(cpu > 4 && cpu <= 40 && d <= 0.5 && e <= 1e7) }" &&
 	rm -r "$r6/jobs/new"
 '
 
@@ -800,7 +802,9 @@ test_expect_success ROOT,SETPRIV,NOBODY 'noaccess: unmounted, the daemon exits 0
 
 # The scripts name processes from /proc, so the mount must number them
 # as /proc does: pinned to the reader's own namespace it does, pinned to
-# another it does not (there, 1 is that namespace's init).
+# another it does not (there, 1 is that namespace's init): the exporter
+# refuses it, and timingtop names its tasks "?", or as the tables' name
+# column does where the mount has one.
 test_expect_success 'pinned: to our namespace, accepted; to another, no names (ours)' '
 	start_timingfs_on PIN "$PIN" -o pidns=/proc/$$/ns/pid &&
 	test_when_finished "unmount_timingfs_on PIN \"\$PIN\"" &&
@@ -834,7 +838,12 @@ test_expect_success UNSHARE,PIN_OTHER 'pinned: to our namespace, accepted; to an
 	test ! -e x.prom &&
 	"$TOP" -m "$PIN" -n 1 -d 0.2 >out &&
 	cat out &&
-	test "$(awk "NR == 2 { print \$1, \$2, \$3 }" out)" = "1 1 ?"
+	if head -n 1 "$PIN/proc/table" | grep -q " name\$"; then
+		expect="1 1 $(cat /proc/$NS_INIT/comm)"
+	else
+		expect="1 1 ?"
+	fi &&
+	test "$(awk "NR == 2 { print \$1, \$2, \$3 }" out)" = "$expect"
 '
 
 test_done
