@@ -118,6 +118,8 @@ test_expect_success 'timingtop: bad options exit 2 with a message' '
 	bad_usage "$TOP" -m "$MNT" -p x &&
 	bad_usage "$TOP" -m "$MNT" -i 0 &&
 	bad_usage "$TOP" -m "$MNT" extra &&
+	bad_usage "$TOP" -m "$MNT" -J -P &&
+	bad_usage "$TOP" -m "$MNT" -J -p 1 &&
 	bad_usage "$TOP" -m
 '
 
@@ -129,6 +131,12 @@ test_expect_success 'timingfs-exporter: bad options exit 2 with a message' '
 	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --once -i 1 &&
 	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -p "(" &&
 	bad_usage "$EXPORTER" -m "$MNT" -o x.prom extra &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -t 0 &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --threads x &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -j ../x &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom --job a/./b &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -j "a/.." &&
+	bad_usage "$EXPORTER" -m "$MNT" -o x.prom -j &&
 	bad_usage "$EXPORTER" -o &&
 	test ! -e x.prom
 '
@@ -160,6 +168,119 @@ test_expect_success DEFAULT_FREE 'the default mount point is /run/timingfs' '
 	grep -F "/run/timingfs is not a timingfs mount" err &&
 	test_expect_code 1 "$EXPORTER" -o - 2>err &&
 	grep -F "/run/timingfs is not a timingfs mount" err
+'
+
+# ---- timingtop on a tree of round six's format --------------------------
+
+# A directory laid out as timingfs of round six lays out its mount (the
+# scripts read files alone): tables with a name column, name files,
+# jobs/. The tasks are this shell, whose comm is not the names below, so
+# that where a name comes from shows. The values stay put: every CPU%
+# is 0, and the rows come in PID, then TID order.
+test_expect_success 'setup: a tree of round six'"'"'s format' '
+	r6=$TRASH/r6 &&
+	mkdir -p "$r6/proc/$$/threads/$$" "$r6/jobs/system.slice/a b.scope" &&
+	printf "units windows\ntsc_hz 1000000000\npidns caller\n" >"$r6/info" &&
+	{
+		# the header with its name column, whether test-lib
+		# spells it yet or not
+		echo "${TABLE_HEADER% name} name" &&
+		echo "$$ $$ 1 10 20 1 0 from\\040table" &&
+		echo "$$ 99999991 1 30 40 1 0 t\\134two\\011x"
+	} >"$r6/proc/table" &&
+	echo "from files" >"$r6/proc/$$/name" &&
+	echo "thread file" >"$r6/proc/$$/threads/$$/name" &&
+	printf "%s\n" "cycles 1" "kernel_time 3" "user_time 1" \
+		"active_processes 7" >"$r6/jobs/times" &&
+	printf "%s\n" "cycles 1" "kernel_time 2" "user_time 1" \
+		"active_processes 2" >"$r6/jobs/system.slice/times" &&
+	printf "%s\n" "cycles 1" "kernel_time 2" "user_time 1" \
+		"active_processes 0" >"$r6/jobs/system.slice/a b.scope/times"
+'
+
+test_expect_success 'timingtop: names from the table'"'"'s name column, unescaped' '
+	"$TOP" -m "$r6" -d 0.1 >out 2>err &&
+	cat out err && test ! -s err &&
+	head -n 1 out | grep -E "^ +PID +TID +NAME +CPU% +KERN% +CYC/S$" &&
+	sed -n 2p out | grep -E "^ +$$ +$$ from table +0\.0 +0\.0 +0$" &&
+	sed -n 3p out | grep -E "^ +$$ +99999991 t\\\\two\?x +0\.0" &&
+	test "$(wc -l <out)" = 3 &&
+	"$TOP" -m "$r6" -P -d 0.1 >out &&
+	cat out &&
+	sed -n 2p out | grep -E "^ +$$ +- from table +0\.0"
+'
+
+test_expect_success 'timingtop: without the column, the mount'"'"'s name files' '
+	sed -i "1s/ name\$//; 2,\$s/ [^ ]*\$//" "$r6/proc/table" &&
+	cat "$r6/proc/table" &&
+	"$TOP" -m "$r6" -d 0.1 >out &&
+	cat out &&
+	head -n 1 out | grep -E "^ +PID +TID +NAME " &&
+	sed -n 2p out | grep -E "^ +$$ +$$ thread file +0\.0" &&
+	sed -n 3p out | grep -E "^ +$$ +99999991 \? +0\.0" &&
+	"$TOP" -m "$r6" -P -d 0.1 >out &&
+	cat out &&
+	sed -n 2p out | grep -E "^ +$$ +- from files +0\.0" &&
+	rm "$r6/proc/$$/name" &&
+	"$TOP" -m "$r6" -P -d 0.1 >out &&
+	cat out &&
+	sed -n 2p out | grep -E "^ +$$ +- $(cat /proc/$$/comm) +0\.0"
+'
+
+test_expect_success 'timingtop -J: every job, its processes, its path' '
+	"$TOP" -m "$r6" -J -d 0.1 >out 2>err &&
+	cat out err && test ! -s err &&
+	head -n 1 out | grep -E "^ +CPU% +KERN% +CYC/S +PROCS JOB$" &&
+	sed 1d out | sed "s/^ *//; s/  */ /g" >got &&
+	cat >expect <<-\EOF &&
+	0.0 0.0 0 7 /
+	0.0 0.0 0 2 /system.slice
+	0.0 0.0 0 0 /system.slice/a b.scope
+	EOF
+	test_cmp expect got &&
+	"$TOP" -m "$r6" -J -n 1 -d 0.1 >out &&
+	test "$(wc -l <out)" = 2
+'
+
+# first_read_done: timingtop's first read of the jobs lies whole in its
+# temporary directory: the header and the three jobs.
+first_read_done() {
+	local file
+	for file in "$TRASH"/toptmp/timingtop.*/a; do
+		test "$(wc -l <"$file" 2>/dev/null)" = 4 || return 1
+	done
+}
+
+# A job made once timingfs's first read is done counts from 0 (a job
+# only the second read holds): it grew by its whole times, 2 s of CPU,
+# a quarter of it kernel, and 2e9 cycles, over the 5 s between the
+# reads (more under load), and comes first.
+test_expect_success 'timingtop -J: the job that grew first, its CPU%, KERN%, CYC/S' '
+	mkdir "$TRASH/toptmp" &&
+	{ TMPDIR=$TRASH/toptmp "$TOP" -m "$r6" -J -d 5 >out 2>err & } &&
+	top=$! &&
+	test_when_finished "stop $top" &&
+	wait_for 20 first_read_done &&
+	mkdir "$r6/jobs/new" &&
+	printf "%s\n" "cycles 2000000000" "kernel_time 5000000" \
+		"user_time 15000000" "active_processes 1" >"$r6/jobs/new/times" &&
+	wait "$top" &&
+	cat out err &&
+	set -- $(sed -n 2p out) &&
+	test "$5" = /new && test "$4" = 1 &&
+	awk -v cpu="$1" -v kern="$2" -v cyc="$3" "BEGIN {
+		d = kern * 4 - cpu; if (d < 0) d = -d
+		e = cyc - cpu * 1e7; if (e < 0) e = -e
+		exit !(cpu > 4 && cpu <= 40 && d <= 0.5 && e <= 1e7) }" &&
+	rm -r "$r6/jobs/new"
+'
+
+test_expect_success 'timingtop -J of a mount with no jobs/: exit 1, a message' '
+	mv "$r6/jobs" "$r6/nojobs" &&
+	test_expect_code 1 "$TOP" -m "$r6" -J -d 0.1 >out 2>err &&
+	cat err &&
+	grep -F "no jobs in $r6" err && test ! -s out &&
+	mv "$r6/nojobs" "$r6/jobs"
 '
 
 # ---- on a real mount ----------------------------------------------------
@@ -274,7 +395,7 @@ for UNITS in windows unix; do
 		cat out err &&
 		test ! -s err &&
 		test "$(wc -l <out)" = 2 &&
-		head -n 1 out | grep -E "^ +PID +TID +COMM +CPU% +KERN% +CYC/S$" &&
+		head -n 1 out | grep -E "^ +PID +TID +NAME +CPU% +KERN% +CYC/S$" &&
 		set -- $(sed -n 2p out) &&
 		test "$#" = 6 &&
 		busy_enough "$4" "$5" "$6"
@@ -325,6 +446,24 @@ for UNITS in windows unix; do
 		test "$(wc -l <out)" = 2 &&
 		set -- $(sed -n 2p out) &&
 		test "$1 $2 $3" = "$PID - helper-busy"
+	'
+
+	# jobs/ comes with timingfs of round six where a hierarchy
+	# accounts the CPU: then the report lists its jobs, / among them
+	# with the processes of the machine; else timingtop says there is
+	# none.
+	test_expect_success "$UNITS: timingtop -J: the mount's jobs, or that it has none" '
+		if [ -d "$MNT/jobs" ]; then
+			"$TOP" -m "$MNT" -J -n 1000 -d 0.3 >out 2>err &&
+			cat out err && test ! -s err &&
+			head -n 1 out | grep -E "^ +CPU% +KERN% +CYC/S +PROCS JOB$" &&
+			set -- $(awk "\$5 == \"/\" && NF == 5" out) &&
+			test "$#" = 5 && test "$4" -gt 1
+		else
+			test_expect_code 1 "$TOP" -m "$MNT" -J -d 0.1 >out 2>err &&
+			cat err &&
+			grep -F "no jobs in $MNT" err && test ! -s out
+		fi
 	'
 
 	test_expect_success "$UNITS: timingtop -p of no process: exit 1, a message" '
@@ -401,8 +540,9 @@ for UNITS in windows unix; do
 		test "$(grep -c "^timingfs_idle_cycles_total{" m)" = "$(wc -l <cpus)" &&
 		paste cpus before after >bounds &&
 		while read -r dir lo hi; do
-			group=${dir%/cpu*} group=${group##*/} cpu=${dir##*/cpu} &&
-			labels="group=\"$group\",cpu=\"$cpu\"" &&
+			group=${dir%/cpu*} group=${group##*/} &&
+			cpu=$(cat "$dir/cpu") &&
+			labels="cpu=\"$cpu\",group=\"$group\"" &&
 			c=$(sample m timingfs_idle_cycles_total "$labels") &&
 			s=$(sample m timingfs_idle_seconds_total "$labels") &&
 			echo "$labels: $lo <= $c <= $hi, $s s" &&
@@ -421,10 +561,10 @@ for UNITS in windows unix; do
 		"$EXPORTER" -m "$MNT" -o - >m &&
 		hi=$(cat "$MNT/proc/$PID/cycles") &&
 		grep "pid=\"$PID\"" m &&
-		labels="pid=\"$PID\",comm=\"helper-busy\"" &&
+		labels="pid=\"$PID\",name=\"helper-busy\"" &&
 		c=$(sample m timingfs_process_cycles_total "$labels") &&
 		u=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"user\"") &&
-		k=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"kernel\"") &&
+		k=$(sample m timingfs_process_cpu_seconds_total "$labels,mode=\"system\"") &&
 		echo "$lo <= $c <= $hi; user $u kernel $k" &&
 		test "$c" -ge "$lo" && test "$c" -le "$hi" &&
 		echo "$u" | grep -E "^[0-9]+\.[0-9]{$DIGITS}$" &&
@@ -436,10 +576,10 @@ for UNITS in windows unix; do
 
 	test_expect_success "$UNITS: exporter -p helper-busy: those processes alone" '
 		"$EXPORTER" -m "$MNT" -p helper-busy -o - >m &&
-		grep "pid=\"$PID\",comm=\"helper-busy\"" m &&
-		grep -o "comm=\"[^\"]*\"" m | sort -u >comms &&
-		echo "comm=\"helper-busy\"" >expect &&
-		test_cmp expect comms &&
+		grep "pid=\"$PID\",name=\"helper-busy\"" m &&
+		grep -o "name=\"[^\"]*\"" m | sort -u >names &&
+		echo "name=\"helper-busy\"" >expect &&
+		test_cmp expect names &&
 		test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)" &&
 		"$EXPORTER" -m "$MNT" -p "^no such name$" -o - >none &&
 		! grep -q "^timingfs_process" none &&
@@ -515,8 +655,8 @@ for UNITS in windows unix; do
 			od -c /proc/$odd/comm && od -c /proc/$cut/comm &&
 			"$EXPORTER" -m "$MNT" -p "^(q|abcdefghijklmn)" -o odd.prom &&
 			cat odd.prom &&
-			grep -F "timingfs_process_cycles_total{pid=\"$odd\",comm=\"q\\\"b\\\\c\\nd\"} " odd.prom &&
-			grep -F "timingfs_process_cycles_total{pid=\"$cut\",comm=\"abcdefghijklmn?\"} " odd.prom
+			grep -F "timingfs_process_cycles_total{pid=\"$odd\",name=\"q\\\"b\\\\c\\nd\"} " odd.prom &&
+			grep -F "timingfs_process_cycles_total{pid=\"$cut\",name=\"abcdefghijklmn?\"} " odd.prom
 		'
 
 		test_expect_success PROMTOOL "$UNITS: promtool takes the escaped labels" '
@@ -535,7 +675,7 @@ for UNITS in windows unix; do
 			p=$! &&
 			test_when_finished "stop $p" &&
 			"$EXPORTER" -m "$MNT" -o - >alive &&
-			grep "^timingfs_process_cycles_total{pid=\"$p\",comm=\"sleep\"} " alive &&
+			grep "^timingfs_process_cycles_total{pid=\"$p\",name=\"sleep\"} " alive &&
 			kill $p && test_expect_code 143 wait $p &&
 			test -d "$MNT/proc/$p" &&
 			test "$(sed -n "s/^exit_time //p" "$MNT/proc/$p/times")" != 0 &&
@@ -547,7 +687,7 @@ for UNITS in windows unix; do
 			for i in $(seq 1 10); do
 				"$EXPORTER" -m "$MNT" -o - >m 2>err &&
 				test ! -s err &&
-				! grep "comm=\"?\"" m ||
+				! grep "name=\"?\"" m ||
 					{ cat err; return 1; }
 			done
 		'
@@ -556,7 +696,7 @@ for UNITS in windows unix; do
 		# other units has its seconds in those, without a restart, and
 		# the rounds between, when there is no mount, say so.
 		test_expect_success "$UNITS: exporter -i follows the units of a new mount" '
-			helper="^timingfs_process_cpu_seconds_total{pid=\"$PID\",comm=\"helper-busy\",mode=\"user\"}" &&
+			helper="^timingfs_process_cpu_seconds_total{pid=\"$PID\",name=\"helper-busy\",mode=\"user\"}" &&
 			write_config re-unix.conf format.units=unix &&
 			start_timingfs_on RE "$RE" -c "$TRASH/$UNITS.conf" &&
 			test_when_finished "unmount_timingfs_on RE \"\$RE\"" &&
@@ -648,7 +788,7 @@ test_expect_success ROOT,SETPRIV,NOBODY 'noaccess: exporter as nobody: its own p
 	} &&
 	cat err &&
 	test ! -s err &&
-	grep "^timingfs_process_cycles_total{pid=\"$mine\",comm=\"sleep\"} " m &&
+	grep "^timingfs_process_cycles_total{pid=\"$mine\",name=\"sleep\"} " m &&
 	! grep "pid=\"$PID\"" m && ! grep "pid=\"1\"" m &&
 	test "$(grep -c "^timingfs_idle_cycles_total{" m)" -ge "$(nproc)"
 '
@@ -662,13 +802,15 @@ test_expect_success ROOT,SETPRIV,NOBODY 'noaccess: unmounted, the daemon exits 0
 
 # The scripts name processes from /proc, so the mount must number them
 # as /proc does: pinned to the reader's own namespace it does, pinned to
-# another it does not (there, 1 is that namespace's init).
+# another it does not (there, 1 is that namespace's init): the exporter
+# refuses it, and timingtop names its tasks "?", or as the tables' name
+# column does where the mount has one.
 test_expect_success 'pinned: to our namespace, accepted; to another, no names (ours)' '
 	start_timingfs_on PIN "$PIN" -o pidns=/proc/$$/ns/pid &&
 	test_when_finished "unmount_timingfs_on PIN \"\$PIN\"" &&
 	grep -x "pidns $(stat -L -c %i /proc/self/ns/pid)" "$PIN/info" &&
 	"$EXPORTER" -m "$PIN" -o - >m &&
-	grep "^timingfs_process_cycles_total{pid=\"1\",comm=\"$(cat /proc/1/comm)\"} " m &&
+	grep "^timingfs_process_cycles_total{pid=\"1\",name=\"$(cat /proc/1/comm)\"} " m &&
 	"$TOP" -m "$PIN" -P -p 1 -d 0.2 >out &&
 	cat out &&
 	test "$(awk "NR == 2 { print \$1, \$3 }" out)" = \
@@ -696,7 +838,12 @@ test_expect_success UNSHARE,PIN_OTHER 'pinned: to our namespace, accepted; to an
 	test ! -e x.prom &&
 	"$TOP" -m "$PIN" -n 1 -d 0.2 >out &&
 	cat out &&
-	test "$(awk "NR == 2 { print \$1, \$2, \$3 }" out)" = "1 1 ?"
+	if head -n 1 "$PIN/proc/table" | grep -q " name\$"; then
+		expect="1 1 $(cat /proc/$NS_INIT/comm)"
+	else
+		expect="1 1 ?"
+	fi &&
+	test "$(awk "NR == 2 { print \$1, \$2, \$3 }" out)" = "$expect"
 '
 
 test_done
