@@ -22,8 +22,9 @@
  *                                  for SECONDS, read the table PATH whole
  *                                  again and again by WAY (read, sendfile
  *                                  or splice) and check each copy: the
- *                                  header, then lines of 7 integers, no
- *                                  (pid, tid) twice, exactly COUNT lines
+ *                                  header, then lines of 7 integers
+ *                                  and a name, no (pid, tid) twice,
+ *                                  exactly COUNT lines
  *                                  of process PID; prints "reads N bad M",
  *                                  and the first bad copy's fault
  *

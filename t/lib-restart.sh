@@ -14,7 +14,7 @@
 #     threads, each by cat (read(2), 128 KiB at a time), dd bs=4096
 #     (a read(2) a page: a restart lands between two of them), sendfile
 #     (busybox cat where there is one, and helper-readers) and splice
-#     (helper-readers): the header, then lines of 7 integers, the last
+#     (helper-readers): the header, then lines of 7 integers and a name, the last
 #     one whole, no thread twice, exactly 3,000 lines of the big
 #     process;
 #   - inside four containers made by unshare -m -p -f, each given the

@@ -11,7 +11,7 @@
 # lists, those its view ($T/proc) lists, and its pid beside what
 # proc/self says, read by itself (exec). reader.sh reads a value file
 # and the table until /out/stop, checking each copy (a number; the
-# header, then lines of 7 integers): a line of /out/err for each
+# header, then lines of 7 integers and a name): a line of /out/err for each
 # failure or bad copy, a line of /out/rounds for each round.
 runtime_rootfs() {
 	local c
@@ -28,14 +28,15 @@ runtime_rootfs() {
 	sh -c 'echo $$; exec readlink $T/proc/self'
 	kill $!
 	EOF
-	printf 'H="%s"\n' "$TABLE_HEADER" >"$RT/out/reader.sh" &&
+	printf 'H="%s"\nL="%s"\n' "$TABLE_HEADER" "$TABLE_LINE" \
+		>"$RT/out/reader.sh" &&
 	cat >>"$RT/out/reader.sh" <<-\EOF
 	while [ ! -e /out/stop ]; do
 		v=$(cat $T/proc/1/cycles) || echo "cycles: failed" >>/out/err
 		case $v in "" | *[!0-9]*) echo "cycles: [$v]" >>/out/err ;; esac
 		if cat $T/proc/table >/tmp/t; then
 			[ "$(head -1 /tmp/t)" = "$H" ] &&
-				! sed 1d /tmp/t | grep -Evx "[0-9]+( [0-9]+){6}" ||
+				! sed 1d /tmp/t | grep -Evx "$L" ||
 				echo "table: torn" >>/out/err
 		else
 			echo "table: failed" >>/out/err
@@ -95,7 +96,7 @@ whole_reads() {
 			grep -x "$TABLE_HEADER" &&
 		sed 1d "$RT/out/$t" >lines &&
 		grep "^1 1 " lines &&
-		! grep -Evx "[0-9]+( [0-9]+){6}" lines &&
+		! grep -Evx "$TABLE_LINE" lines &&
 		awk "\$1 >= 100 || \$2 >= 100 { bad = 1 } END { exit bad }" \
 			lines || return 1
 	done

@@ -554,7 +554,7 @@ test_expect_success 'setup: the live tree; a process of 3,000 threads' '
 '
 
 # Each reader reads its table whole again and again and checks each
-# copy: the header, lines of 7 integers, no thread twice, and the 3,000
+# copy: the header, lines of 7 integers and a name, no thread twice, and the 3,000
 # lines of the big process.
 test_expect_success 'eight readers of the big tables at once: every copy whole' '
 	pids= &&

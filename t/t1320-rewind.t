@@ -17,7 +17,7 @@
 # threads.table: a descriptor of the table of a Python process of 10
 # threads, read whole; the process starts a thread; a rewind (lseek 0)
 # read in 37-byte chunks to the end is one whole snapshot (the header
-# once, lines of 7 integers, no thread twice) that has the new thread.
+# once, lines of 7 integers and a name, no thread twice) that has the new thread.
 # Then a rewind whose first 37 bytes are read before the process starts
 # yet another thread, and the rest after: one snapshot, taken at the
 # offset-0 read, so without that thread. And two threads that pread(2)
@@ -151,7 +151,7 @@ import os, re, subprocess, sys, threading
 
 mnt = os.environ["MNT"]
 HEADER = os.environ["TABLE_HEADER"]
-LINE = re.compile(r"^[0-9]+( [0-9]+){6} [^ \t\n]+$")
+LINE = re.compile(os.environ["TABLE_LINE"].replace("[:space:]", r"\s"))
 p = subprocess.Popen([sys.executable, os.environ["TRASH"] + "/threads.py", "10"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 pid = int(p.stdout.readline())
@@ -176,7 +176,7 @@ def whole(what, text):
     else:
         tids = []
         for n, l in enumerate(lines[1:-1], 2):
-            if not LINE.match(l):
+            if not LINE.fullmatch(l):
                 why = "line %d is not 7 integers and a name: %r" % (n, l)
                 break
             f = l.split(" ")

@@ -61,10 +61,10 @@ hogs_reported() {
 }
 
 # table_whole FILE PID N: FILE is a proc/table: the header, lines of 7
-# integers, N of them of process PID.
+# integers and a name, N of them of process PID.
 table_whole() {
 	head -n 1 "$1" | grep -qx "$TABLE_HEADER" &&
-	test "$(tail -n +2 "$1" | grep -cvE '^[0-9]+( [0-9]+){6}$')" = 0 &&
+	test "$(tail -n +2 "$1" | grep -cvEx "$TABLE_LINE")" = 0 &&
 	test "$(grep -c "^$2 " "$1")" = "$3"
 }
 

@@ -10,7 +10,7 @@
 # serves, then upgraded 10 times (timingfsctl upgrade, to a binary
 # built anew and back, as t2201 does). No open, read, sendfile, splice
 # or close fails, and every copy is whole: a table is its header once,
-# then lines of 7 integers, no thread twice, the last line ending in a
+# then lines of 7 integers and a name, no thread twice, the last line ending in a
 # newline; a value is a number and a newline. Each reader's reads are
 # counted and said, with each failure and how long after which restart
 # it came (it was written for 2 failed opens, ENOENT or EIO, seen once in
@@ -48,7 +48,7 @@ import errno, os, re, sys, time
 
 way, name, path, kind, d = sys.argv[1:6]
 HEADER = os.environ["TABLE_HEADER"]
-LINE = re.compile(r"[0-9]+( [0-9]+){6}")
+LINE = re.compile(os.environ["TABLE_LINE"].replace("[:space:]", r"\s"))
 VALUE = re.compile(r"[0-9]+\n")
 stop = d + "/stop"
 err = open("%s/%s.err" % (d, name), "a", buffering=1)
@@ -105,7 +105,7 @@ def fault(data):
     seen = set()
     for n, l in enumerate(lines[1:], 2):
         if not LINE.fullmatch(l):
-            return "line %d is not 7 integers: %r" % (n, l[:80])
+            return "line %d is not 7 integers and a name: %r" % (n, l[:80])
         k = tuple(l.split(" ", 2)[:2])
         if k in seen:
             return "line %d: thread %s of %s twice" % (n, k[1], k[0])
@@ -283,7 +283,7 @@ test_expect_success 'no open, read, sendfile, splice or close failed' '
 	test "$fail" = 0
 '
 
-test_expect_success 'no torn copy: each table its header once, lines of 7 integers, a newline at the end' '
+test_expect_success 'no torn copy: each table its header once, lines of 7 integers and a name, a newline at the end' '
 	fail=0 &&
 	for r in $READER_NAMES; do
 		{ grep " torn: " "$DIR/$r.err" >"$DIR/$r.torn" || :; } &&
