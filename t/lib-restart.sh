@@ -218,8 +218,9 @@ check_value() {
 }
 
 # check_table PID COUNT MIN FILE: FILE is a whole table: the header,
-# then lines of as many integers, the last one ending in a newline, no
-# (pid, tid) twice, MIN lines at least, exactly COUNT of them of PID.
+# then lines of seven integers and a name (TABLE_LINE), the last one
+# ending in a newline, no (pid, tid) twice, MIN lines at least,
+# exactly COUNT of them of PID.
 # Else says what is wrong.
 check_table() {
 	[ -s "$4" ] || { echo "empty" && return 1; }
@@ -227,15 +228,15 @@ check_table() {
 		echo "$(wc -c <"$4") bytes, the last line cut: $(tail -n 1 "$4")"
 		return 1
 	}
-	awk -v header="$TABLE_HEADER" -v pid="$1" -v count="$2" -v min="$3" '
+	awk -v header="$TABLE_HEADER" -v line="^$TABLE_LINE\$" -v pid="$1" \
+		-v count="$2" -v min="$3" '
 		bad { exit 1 }
 		NR == 1 {
 			if ($0 != header) { print "line 1 is no header: " $0; bad = 1 }
-			nf = NF
 			next
 		}
-		NF != nf || $0 !~ /^[0-9]+( [0-9]+)*$/ {
-			print "line " NR " is not " nf " integers: " $0
+		$0 !~ line {
+			print "line " NR " is not 7 integers and a name: " $0
 			bad = 1
 			next
 		}

@@ -152,9 +152,10 @@ TABLE_HEADER='pid tid cycles kernel_time user_time creation_time exit_time name'
 TABLE_VALUES=${TABLE_HEADER#pid tid }
 TABLE_VALUES=${TABLE_VALUES% name}
 # TABLE_LINE: a line of a table after the header, as an extended regular
-# expression (grep -Ex, Python's re.fullmatch): seven integers and a
-# name, escaped so that it holds no blank.
-TABLE_LINE='[0-9]+( [0-9]+){6} [^[:space:]]+'
+# expression (grep -Ex, awk's ~ between ^ and $, Python's re.fullmatch
+# with \s for [:space:]; spelled out, as mawk has no {6}): seven integers
+# and a name, escaped so that it holds no blank.
+TABLE_LINE='[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [^[:space:]]+'
 export TEST_DIRECTORY SRC_ROOT FIXTURES BIN TIMINGFS TIMINGFSCTL TRASH MNT
 export TABLE_HEADER TABLE_VALUES TABLE_LINE
 export TIMINGFS_CONTROL
