@@ -170,10 +170,14 @@ test_expect_success 'an absurd comm, 5000 bytes of ) ( spaces and newlines' '
 	test "$(wc -c <"$T101/stat")" -gt 5000 &&
 	cat "$MNT/proc/100/threads/101/times" >actual &&
 	test_cmp times.101 actual &&
+	printf "%s\n" "${comm:0:15}" >name.want &&
+	cmp name.want "$MNT/proc/100/threads/101/name" &&
+	field=$(awk "\$1 == 100 && \$2 == 101 { print \$8 }" "$MNT/proc/table") &&
+	test "$field" = ")\\040(x)\\040S\\0401\\040\\012\\040((\\040" &&
 	printf "101 ()) %s\n" "$rest" >"$T101/stat" &&
 	cat "$MNT/proc/100/threads/101/times" >actual &&
 	test_cmp times.101 actual &&
-	grep "^100 101 7500 0 25 133444736500100000 0\$" "$MNT/proc/table"
+	grep "^100 101 7500 0 25 133444736500100000 0 )\$" "$MNT/proc/table"
 '
 
 # Who a task is comes from its status, at the lookup of its directory:
