@@ -98,13 +98,14 @@ fake_tree() {
 	echo 12 >"$d/groups/0/cpu0/idle_cycles" &&
 	echo 0 >"$d/groups/0/cpu0/cpu" &&
 	ln -s 7 "$d/proc/self" &&
-	printf "%s\n7 7 3 1 0 5 0\n7 8 3 1 0 5 9\n" "$TABLE_HEADER" \
-		>"$d/proc/table" &&
+	printf "%s\n7 7 3 1 0 5 0 a\\\\0407\n7 8 3 1 0 5 9 b\n" \
+		"$TABLE_HEADER" >"$d/proc/table" &&
 	cp "$d/proc/table" "$d/proc/7/threads.table" &&
 	for f in proc/7 proc/7/threads/7 proc/7/threads/8; do
 		for v in $TABLE_VALUES; do
 			echo 1 >"$d/$f/$v" || return 1
 		done &&
+		echo "a 7" >"$d/$f/name" &&
 		printf "cycles 3\nkernel_time 1\nuser_time 0\ncreation_time 5\nexit_time 0\n" >"$d/$f/times" ||
 		return 1
 	done
@@ -126,17 +127,21 @@ test_expect_success 'helper-walk: a well-formed tree passes, a malformed value f
 	"$BIN/helper-walk" -r 1 good >good.out 2>good.err &&
 	cat good.out good.err &&
 	test "$(value good.out malformed)" = 0 &&
-	test "$(value good.out files)" = 27 &&
+	test "$(value good.out files)" = 30 &&
 	test ! -s good.err &&
 	fake_tree bad &&
 	echo 01 >bad/proc/7/threads/8/user_time &&
 	echo "7 8 3 1 0 5" >>bad/proc/7/threads.table &&
+	echo "7 8 3 1 0 5 0 a b" >>bad/proc/table &&
+	printf "seventeen bytes!!\n" >bad/proc/7/name &&
 	test_expect_code 1 "$BIN/helper-walk" -r 1 bad >bad.out 2>bad.err &&
 	cat bad.out bad.err &&
 	test "$(value bad.out errors)" = 0 &&
-	test "$(value bad.out malformed)" = 2 &&
+	test "$(value bad.out malformed)" = 4 &&
 	grep "bad/proc/7/threads/8/user_time: malformed" bad.err &&
-	grep "bad/proc/7/threads.table: malformed" bad.err
+	grep "bad/proc/7/threads.table: malformed" bad.err &&
+	grep "bad/proc/table: malformed" bad.err &&
+	grep "bad/proc/7/name: malformed" bad.err
 '
 
 test_expect_success 'helper-walk: an EIO is an error, with its path' '
