@@ -571,6 +571,7 @@ static int cgroup_of(struct jobs *j, pid_t pid, char *buf, size_t size)
 		at = ctl ? strchr(ctl + 1, ':') : NULL;
 		if (!at)
 			continue;
+		*ctl = '\0';
 		*at++ = '\0';
 		if (j->source == JOBS_V1 ? !has_word(ctl + 1, "cpuacct") :
 					   strcmp(line, "0") != 0 || ctl[1])
