@@ -370,6 +370,7 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 	      void *sink)
 {
 	struct listing l = { .add = add, .sink = sink };
+	struct owner o = { r->env->uid, r->env->gid };
 	const struct entry *ent;
 	struct node parent;
 	unsigned int k;
@@ -389,6 +390,10 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 		l.child.kind = k;
 		l.child.view = kind_in_view(k) && r->view ? r->view->slot : 0;
 		if (ent->name && !ent->list) {
+			/* A link that says whether it exists, where not. */
+			if (S_ISLNK(ent->mode) && ent->check &&
+			    ent->check(r, &l.child, &o) < 0)
+				continue;
 			ret = add(sink, ent->name, node_ino(&l.child),
 				  ent->mode);
 		} else {
