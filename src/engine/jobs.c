@@ -239,8 +239,10 @@ static int open_id(struct jobs *j, uint64_t id)
 		fd = open_by_handle_at(j->root_fd, &fh.h,
 				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	if (fd < 0)
-		return errno == ESTALE || errno == ENOENT ? -ENOENT : -errno;
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+		return -errno;
+	if (fd < 0) /* without CAP_DAC_READ_SEARCH: unreadable */
+		return errno == EPERM ? -EIO : -ENOENT;
 	return fd;
 }
 
