@@ -57,6 +57,11 @@ procs_are() {
 	test "$(cat "$1/cgroup.procs" | tr "\n" " ")" = "$2 "
 }
 
+# used_at_least DIR NS: cgroup DIR has used NS ns of CPU time.
+used_at_least() {
+	test "$(cat "$1/cpuacct.usage")" -ge "$2"
+}
+
 # total FILE: kernel_time + user_time of a times file.
 total() {
 	awk '$1 == "kernel_time" || $1 == "user_time" { s += $2 } END { print s }' "$1"
@@ -131,7 +136,8 @@ test_expect_success CPUACCT_V1 'setup: a cgroup with an exited, a busy and a sle
 	in_cgroup "$CG" sleep 1000 &&
 	SLEEPER=$! && kill_at_exit "$SLEEPER" &&
 	wait_file "$TRASH/busy" &&
-	wait_for 20 procs_are "$CG" "$BUSY $SLEEPER"
+	wait_for 20 procs_are "$CG" "$BUSY $SLEEPER" &&
+	wait_for 40 used_at_least "$CG" $((EXITED + 200000000))
 '
 
 test_expect_success CPUACCT_V1 'jobs/ lists the cgroup; its files and times' '
