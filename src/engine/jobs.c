@@ -407,7 +407,7 @@ static int stat_key(const char *text, const char *key, uint64_t *v)
 /* The usage, user and system time (ns) of the cgroup open at @fd. */
 static int read_usage(struct jobs *j, int fd, uint64_t v[3])
 {
-	char buf[1024];
+	char buf[4096];
 	int ret, i;
 
 	if (j->source == JOBS_V1) {

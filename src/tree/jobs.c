@@ -77,11 +77,22 @@ int check_job(struct request *r, const struct node *n, struct owner *o)
 				    node_job(n));
 }
 
-/* A cgroup of a listing: its node in the reader's view. */
+/* A listing of the cgroups in directory @dir. */
+struct job_listing {
+	struct listing *l;
+	const struct node *dir;
+};
+
+/* A cgroup of a listing: its node in the reader's view; not one that a
+ * file of the directory hides (a cgroup named "cycles"). */
 static int list_one(void *arg, const char *name, uint64_t id)
 {
-	struct listing *l = arg;
+	struct job_listing *jl = arg;
+	struct listing *l = jl->l;
+	struct node c;
 
+	if (tree_child(jl->dir, name, &c) < 0 || c.kind != K_JOB)
+		return 0;
 	node_set_job(&l->child, id);
 	return l->add(l->sink, name, node_ino(&l->child), l->mode);
 }
@@ -103,7 +114,8 @@ int list_jobs(struct request *r, const struct node *dir, struct listing *l)
 	if (job_root(r, &root) < 0)
 		return -ENOENT;
 	l->child.kind = K_JOB;
-	return jobs_list(j, root, node_job(dir), list_one, l);
+	return jobs_list(j, root, node_job(dir), list_one,
+			 &(struct job_listing){ l, dir });
 }
 
 int render_job(struct request *r, const struct node *n,
