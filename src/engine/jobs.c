@@ -433,7 +433,7 @@ static int read_usage(struct jobs *j, int fd, uint64_t v[3])
 	return ret;
 }
 
-/* The processes of the cgroup open at @fd and of those below it. */
+/* Add the processes of the cgroup open at @fd to *@count. */
 static int count_procs(int fd, uint64_t *count)
 {
 	char *text, *p;
@@ -445,6 +445,9 @@ static int count_procs(int fd, uint64_t *count)
 		return errno == ENOENT || errno == ENODEV ? -ENOENT : -EIO;
 	ret = procfile_pread_alloc(f, &hint, &text);
 	close(f);
+	/* A threaded cgroup (v2) lists no processes: its parent does. */
+	if (ret == -EOPNOTSUPP)
+		return 0;
 	if (ret < 0)
 		return ret == -ENOENT ? ret : -EIO;
 	for (p = text; (p = strchr(p, '\n')); p++)
@@ -453,6 +456,7 @@ static int count_procs(int fd, uint64_t *count)
 	return 0;
 }
 
+/* Add those of the cgroup open at @fd and of every cgroup below it. */
 static int count_tree(int fd, int depth, uint64_t *count)
 {
 	struct dirent *d;
