@@ -177,7 +177,7 @@ static void test_v2_times(void)
 	check_u64(t.kernel_ns, 250000, "v2: kernel share, rounded down");
 	check_u64(t.user_ns, 750000, "v2: user is the rest");
 	check_u64(t.cycles, 3000000, "v2: cycles of the usage at 3 GHz");
-	check_u64(t.active_processes, 3, "v2: processes below too");
+	check_u64(t.processes, 3, "v2: processes below too");
 	put("sys/fs/cgroup/unified/cpu.stat",
 	    "usage_usec 900\nuser_usec 300\nsystem_usec 100\n");
 	times_of(j, &t);
@@ -215,7 +215,7 @@ static void test_v1_times(void)
 	times_of(j, &t);
 	check_u64(t.kernel_ns, 3000, "v1: split in its proportion");
 	check_u64(t.user_ns, 1000, "v1: user kept");
-	check_u64(t.active_processes, 2, "v1: processes below too");
+	check_u64(t.processes, 2, "v1: processes below too");
 	put("sys/fs/cgroup/cpuacct/cpuacct.usage", "-1\n");
 	check_int(times_of(j, &t), -EIO, "v1: a broken usage is EIO");
 	jobs_close(j);

@@ -550,7 +550,7 @@ int jobs_times(struct jobs *j, uint64_t root, uint64_t id, struct job_times *t)
 	memset(t, 0, sizeof(*t));
 	ret = read_usage(j, fd, v);
 	if (ret == 0)
-		ret = count_tree(fd, 0, &t->active_processes);
+		ret = count_tree(fd, 0, &t->processes);
 	close(fd);
 	if (ret == 0)
 		keep_forward(j, id, v, t);

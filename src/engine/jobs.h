@@ -37,7 +37,7 @@ enum jobs_source { JOBS_NONE, JOBS_V1, JOBS_V2 };
 struct job_times {
 	uint64_t cycles; /* the usage as ticks of tsc_hz */
 	uint64_t kernel_ns, user_ns; /* kernel + user == the usage */
-	uint64_t active_processes; /* in it and below, now */
+	uint64_t processes; /* in it and below, now */
 };
 
 struct jobs;

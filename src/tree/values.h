@@ -65,7 +65,7 @@ uint64_t task_value(const struct task_value *v, enum units units,
 	X(A, cycles, FORM_COUNT, cycles)            \
 	X(A, kernel_time, FORM_DURATION, kernel_ns) \
 	X(A, user_time, FORM_DURATION, user_ns)     \
-	X(A, active_processes, FORM_COUNT, active_processes)
+	X(A, active_processes, FORM_COUNT, processes)
 
 struct job_value {
 	const char *name;
