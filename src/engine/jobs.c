@@ -448,8 +448,8 @@ static int count_procs(int fd, uint64_t *count)
 	/* A threaded cgroup (v2) lists no processes: its parent does. */
 	if (ret == -EOPNOTSUPP)
 		return 0;
-	if (ret < 0)
-		return ret == -ENOENT ? ret : -EIO;
+	if (ret < 0) /* removed since it was opened: ENODEV */
+		return ret == -ENOENT || ret == -ENODEV ? -ENOENT : -EIO;
 	for (p = text; (p = strchr(p, '\n')); p++)
 		(*count)++;
 	free(text);
