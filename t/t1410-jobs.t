@@ -259,6 +259,21 @@ test_expect_success CPUACCT_V1,UNSHARE 'a process outside the namespace'"'"'s cg
 	test "$(cat out)" = none
 '
 
+# A directory of the host's jobs/ held open into a PID namespace whose
+# first process is in $CG/view reads nothing through it: its view's
+# jobs/ is $CG/view, and the host's root is above it.
+test_expect_success CPUACCT_V1,UNSHARE 'a held directory of another view'"'"'s jobs/ reads nothing above' '
+	mkdir -p "$CG/view" &&
+	cat "$MNT/jobs/cycles" >/dev/null &&
+	in_cgroup "$CG/view" unshare -p -f --mount-proc sh -c \
+		"cat /proc/self/fd/9/cycles || echo refused; ls /proc/self/fd/9/ || echo unlisted" \
+		>out 2>err 9<"$MNT/jobs" &&
+	wait $! &&
+	cat out err &&
+	grep -x refused out && grep -x unlisted out &&
+	test "$(wc -l <out)" = 2
+'
+
 test_expect_success CPUACCT_V1 'the test cgroup goes' '
 	kill_cleanup_pids &&
 	cgroup_rm "$CG" &&
