@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jobs.h"
@@ -165,6 +166,7 @@ static void test_v2_times(void)
 {
 	struct jobs *j = open_with(V2_LINE);
 	struct job_times t;
+	int status;
 
 	dirs("sys/fs/cgroup/unified/a/b");
 	put("sys/fs/cgroup/unified/cgroup.procs", "1\n2\n");
@@ -188,6 +190,20 @@ static void test_v2_times(void)
 	times_of(j, &t);
 	check_u64(t.kernel_ns, 1250000, "v2: kernel grows, user kept");
 	check_u64(t.user_ns, 750000, "v2: user never backwards");
+	/* A process forked from it (a server after a dead one) keeps to
+	 * what another showed. */
+	if (fork() == 0) {
+		put("sys/fs/cgroup/unified/cpu.stat",
+		    "usage_usec 2500\nuser_usec 100\nsystem_usec 300\n");
+		_exit(times_of(j, &t) == 0 && t.kernel_ns == 1750000 ? 0 : 1);
+	}
+	check(wait(&status) > 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+	      "v2: a forked process reads on from the same table");
+	put("sys/fs/cgroup/unified/cpu.stat",
+	    "usage_usec 2600\nuser_usec 300\nsystem_usec 100\n");
+	times_of(j, &t);
+	check_u64(t.kernel_ns, 1750000, "v2: what it showed holds here too");
+	check_u64(t.user_ns, 850000, "v2: the rest is user time");
 	put("sys/fs/cgroup/unified/cpu.stat", "usage_usec x\n");
 	check_int(times_of(j, &t), -EIO, "v2: a broken cpu.stat is EIO");
 	put("sys/fs/cgroup/unified/cpu.stat", "usage_usec 5\nuser_usec 1\n");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,18 @@ struct job_seen {
 	uint64_t used; /* when last shown, in calls */
 };
 
+/*
+ * What was last shown, in memory shared with every process forked from
+ * the one that made it (the supervisor's servers), so that a server
+ * that takes over from a dead one keeps to it. One server writes at a
+ * time; an entry a dead one left half written holds less than was
+ * shown, never more.
+ */
+struct jobs_seen {
+	uint64_t calls;
+	struct job_seen entry[JOBS_SEEN];
+};
+
 struct jobs {
 	enum jobs_source source;
 	int root_fd; /* the hierarchy's root; -1: none */
@@ -40,9 +53,9 @@ struct jobs {
 	char *mount_root; /* the mount's root in the hierarchy ("/") */
 	char *proc_root;
 	uint64_t tsc_hz;
-	pthread_mutex_t lock; /* seen[], calls */
-	uint64_t calls;
-	struct job_seen seen[JOBS_SEEN];
+	pthread_mutex_t lock; /* *seen */
+	struct jobs_seen *seen;
+	bool seen_shared; /* mapped shared, else allocated */
 };
 
 /* ---- the hierarchy ---------------------------------------------------- */
@@ -186,6 +199,16 @@ int jobs_open(const char *proc_root, const char *sys_root, uint64_t tsc_hz,
 		free(j);
 		return -ENOMEM;
 	}
+	j->seen = mmap(NULL, sizeof(*j->seen), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	j->seen_shared = j->seen != MAP_FAILED;
+	if (!j->seen_shared)
+		j->seen = calloc(1, sizeof(*j->seen));
+	if (!j->seen) {
+		free(j->proc_root);
+		free(j);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&j->lock, NULL);
 	find_hierarchy(j, sys_root);
 	*out = j;
@@ -199,6 +222,10 @@ void jobs_close(struct jobs *j)
 	if (j->root_fd >= 0)
 		close(j->root_fd);
 	pthread_mutex_destroy(&j->lock);
+	if (j->seen_shared)
+		munmap(j->seen, sizeof(*j->seen));
+	else
+		free(j->seen);
 	free(j->mount_root);
 	free(j->proc_root);
 	free(j);
@@ -498,14 +525,17 @@ static struct job_seen *seen_of(struct jobs *j, uint64_t id)
 	size_t w;
 
 	for (w = 0; w < JOBS_WAYS; w++) {
-		s = &j->seen[(base + w) % JOBS_SEEN];
+		s = &j->seen->entry[(base + w) % JOBS_SEEN];
 		if (s->id == id)
 			return s;
 		if (!old || s->used < old->used)
 			old = s;
 	}
-	memset(old, 0, sizeof(*old));
-	old->id = id;
+	/* Emptied before it is another's: never its old values with the
+	 * new id, however a dead server left it. */
+	__atomic_store_n(&old->id, 0, __ATOMIC_RELEASE);
+	old->kernel_ns = old->user_ns = 0;
+	__atomic_store_n(&old->id, id, __ATOMIC_RELEASE);
 	return old;
 }
 
@@ -532,7 +562,7 @@ static void keep_forward(struct jobs *j, uint64_t id, const uint64_t v[3],
 	u = usage - k;
 	s->kernel_ns = k;
 	s->user_ns = u;
-	s->used = ++j->calls;
+	s->used = ++j->seen->calls;
 	pthread_mutex_unlock(&j->lock);
 	t->kernel_ns = k;
 	t->user_ns = u;

@@ -20,7 +20,10 @@
  *
  * Values never go backwards for one cgroup: what was last shown is
  * kept in a small table (JOBS_SEEN entries; a cgroup pushed out of it
- * starts afresh). A source that does not parse is -EIO. Thread safe.
+ * starts afresh), in memory shared with the processes forked after
+ * jobs_open() (a server that takes over from a dead one; not a new
+ * program, as an upgrade is). A source that does not parse is -EIO.
+ * Thread safe.
  */
 #ifndef TIMINGFS_JOBS_H
 #define TIMINGFS_JOBS_H
