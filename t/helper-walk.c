@@ -620,6 +620,12 @@ static void walk_thread(const char *dir)
 	walk_task_files(dir);
 }
 
+/* proc/PID/job: there where the process lies in the reader's jobs/. */
+static bool job_link(const char *name)
+{
+	return strcmp(name, "job") == 0;
+}
+
 static void walk_process(const char *dir, uint64_t pid)
 {
 	static const char *const want[] = { "cycles",	    "kernel_time",
@@ -633,7 +639,7 @@ static void walk_process(const char *dir, uint64_t pid)
 
 	if (list_dir(dir, &l) < 0)
 		return;
-	check_entries(dir, &l, want, 9, NULL);
+	check_entries(dir, &l, want, 9, job_link);
 	names_free(&l);
 	walk_task_files(dir);
 	path_of(path, "%s/threads.table", dir);

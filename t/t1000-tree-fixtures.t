@@ -121,6 +121,7 @@ test_expect_success 'info says what the engine found' '
 	identity_source ticks
 	group_max_size 64
 	group_count 1
+	jobs none
 	pidns caller
 	pidns_translate $translate
 	pidns_scans 0

@@ -135,6 +135,33 @@ test_expect_success 'C1: proc/1 is its init, the host sees it as C1' '
 	test_must_fail runc_exec C1 cat /run/timingfs/proc/$C1/cycles
 '
 
+# cpuacct_of PID: the directory of PID's cgroup on the v1 cpuacct
+# hierarchy (none: nothing).
+cpuacct_of() {
+	local p
+	p=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}cpuacct\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' "/proc/$1/cgroup") &&
+		[ -n "$p" ] && echo "/sys/fs/cgroup/cpuacct${p%/}"
+}
+
+test_lazy_prereq CPUACCT_V1 'grep -qx "jobs v1" "$MNT/info"'
+
+test_expect_success CPUACCT_V1 'C1: jobs/ is its own cgroup, nothing above it' '
+	cg=$(cpuacct_of "$C1") && echo "cgroup $cg" &&
+	test -d "$cg" && test "$cg" != /sys/fs/cgroup/cpuacct &&
+	before=$(cat "$cg/cpuacct.usage") &&
+	runc_exec C1 cat /run/timingfs/jobs/times >times &&
+	after=$(cat "$cg/cpuacct.usage") &&
+	cat times &&
+	t=$(awk "\$1 ~ /_time\$/ { s += \$2 } END { print s }" times) &&
+	echo "usage $before..$after ns, kernel+user $t" &&
+	test "$t" -ge $((before / 100 - 1)) && test "$t" -le $((after / 100)) &&
+	runc_exec C1 ls /run/timingfs/jobs >list &&
+	printf "%s\n" active_processes cycles kernel_time times user_time >expect &&
+	test_cmp expect list &&
+	runc_exec C1 readlink /run/timingfs/proc/1/job >link &&
+	echo ../../jobs >expect && test_cmp expect link
+'
+
 test_expect_success 'C1: busybox cat (sendfile) reads whole files' '
 	runc_exec C1 cat /run/timingfs/proc/1/times >times &&
 	cat times &&

@@ -119,6 +119,37 @@ test_expect_success 'proc/1 is its init; busybox cat reads values and tables who
 	whole_reads in_container
 '
 
+# cpuacct_of PID: the directory of PID's cgroup on the v1 cpuacct
+# hierarchy (none: nothing).
+cpuacct_of() {
+	local p
+	p=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}cpuacct\(,[^:]*\)\{0,1\}:\(.*\)$/\3/p' "/proc/$1/cgroup") &&
+		[ -n "$p" ] && echo "/sys/fs/cgroup/cpuacct${p%/}"
+}
+
+test_lazy_prereq CPUACCT_V1 'grep -qx "jobs v1" "$MNT/info"'
+
+test_expect_success CPUACCT_V1 'a container'"'"'s jobs/ is its own cgroup, nothing above it' '
+	docker run -d --name jobs --network none -v "$MNT:$T:ro" \
+		tfs-busybox sleep 1000 >/dev/null &&
+	test_when_finished "docker rm -f jobs >/dev/null" &&
+	pid=$(docker inspect -f "{{.State.Pid}}" jobs) &&
+	cg=$(cpuacct_of "$pid") && echo "cgroup $cg" &&
+	test -d "$cg" && test "$cg" != /sys/fs/cgroup/cpuacct &&
+	before=$(cat "$cg/cpuacct.usage") &&
+	docker exec jobs cat "$T/jobs/times" >times &&
+	after=$(cat "$cg/cpuacct.usage") &&
+	cat times &&
+	t=$(awk "\$1 ~ /_time\$/ { s += \$2 } END { print s }" times) &&
+	echo "usage $before..$after ns, kernel+user $t" &&
+	test "$t" -ge $((before / 100 - 1)) && test "$t" -le $((after / 100)) &&
+	docker exec jobs ls "$T/jobs" >list &&
+	printf "%s\n" active_processes cycles kernel_time times user_time >expect &&
+	test_cmp expect list &&
+	docker exec jobs readlink "$T/proc/1/job" >link &&
+	echo ../../jobs >expect && test_cmp expect link
+'
+
 test_expect_success '10 server kills and an upgrade under a reader inside: no error' '
 	docker run -d --name reader --network none -e T="$T" \
 		-v "$MNT:$T:ro" -v "$RT/out:/out" tfs-busybox sh /out/reader.sh &&

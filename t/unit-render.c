@@ -431,7 +431,8 @@ static void test_info(void)
 		  "task_source procfs\n"
 		  "identity_source ticks\n"
 		  "group_max_size 64\n"
-		  "group_count 4\n",
+		  "group_count 4\n"
+		  "jobs none\n",
 		  "info: every line, in order");
 	rbuf_free(&b);
 
@@ -443,6 +444,7 @@ static void test_info(void)
 	info.identity_source = "pidfs";
 	info.group_max_size = 16;
 	info.group_count = 6;
+	info.jobs_source = "v2";
 	render_info(&b, "0.1.0", &info);
 	check_str(text(&b),
 		  "version 0.1.0\n"
@@ -454,7 +456,8 @@ static void test_info(void)
 		  "task_source bpf\n"
 		  "identity_source pidfs\n"
 		  "group_max_size 16\n"
-		  "group_count 6\n",
+		  "group_count 6\n"
+		  "jobs v2\n",
 		  "info: unix units, calibrated, cpuidle");
 	rbuf_free(&b);
 }

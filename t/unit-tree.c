@@ -309,6 +309,45 @@ static void test_offsets(void)
 	check(ok, "every offset below the end starts on an entry");
 }
 
+/* jobs/: named as cgroups (their ids) in the reader's view; with no
+ * hierarchy here (a fixture), there is none. */
+static void test_jobs(void)
+{
+	struct node root = { .kind = K_ROOT }, jobs, n, p;
+	struct request r = reader(&view_all);
+	struct stat st;
+
+	node_set_job(&n, JOBS_ID_MAX);
+	check_u64(node_job(&n), JOBS_ID_MAX, "jobs: a 44-bit id fits a node");
+	check_int(tree_child(&root, "jobs", &jobs), 0, "jobs: a name");
+	check(jobs.kind == K_JOB && tree_in_jobs(&jobs) && !tree_in_proc(&jobs),
+	      "jobs: a job's directory, not below proc/");
+	jobs.view = 5;
+	node_set_job(&jobs, 77);
+	check_int(tree_child(&jobs, "cycles", &n), 0, "jobs: a job's file");
+	check(n.kind != K_JOB && tree_in_jobs(&n) && n.view == 5 &&
+		      node_job(&n) == 77,
+	      "jobs: its file keeps its view and id");
+	check_int(tree_child(&jobs, "docker", &n), 0, "jobs: a cgroup's name");
+	check(n.kind == K_JOB && node_job(&n) == 0 && n.view == 5,
+	      "jobs: a cgroup, its id for the reader to find");
+	check_int(tree_child(&jobs, "..", &n), -ENOENT,
+		  "jobs: .. is no cgroup");
+	tree_parent(&jobs, &p);
+	check(p.kind == K_ROOT && p.view == 0, "jobs: the root above");
+	n = jobs;
+	n.view = 6;
+	check(node_ino(&n) != node_ino(&jobs), "jobs: two views, two inodes");
+	check(!strstr(listing(&view_all, ""), "jobs"),
+	      "jobs: none in the root without a hierarchy");
+	check_int(tree_job_child(&r, &root, "jobs", &jobs), -ENOENT,
+		  "jobs: no jobs/ without a hierarchy");
+	check_int(lookup(&view_all, "proc/100/job", &st), -ENOENT,
+		  "jobs: no proc/PID/job without a hierarchy");
+	check(!strstr(listing(&view_all, "proc/100"), "job:"),
+	      "jobs: nor in its listing");
+}
+
 int main(int argc, char **argv)
 {
 	open_env(argc > 1 ? argv[1] : "t/fixtures");
@@ -319,6 +358,7 @@ int main(int argc, char **argv)
 	test_listing();
 	test_render();
 	test_offsets();
+	test_jobs();
 	engine_free(env.engine);
 	views_free(env.views);
 	return tap_done();

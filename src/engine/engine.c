@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "ident.h"
 #include "idle.h"
+#include "jobs.h"
 #include "procfile.h"
 #include "task.h"
 #include "taskpass.h"
@@ -319,6 +320,14 @@ int engine_new(const struct engine_opts *opts, struct engine **out, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_free_topo;
 	}
+	/* The cgroups' accounting (jobs/), where a hierarchy has it. */
+	if (jobs_open(opts->proc_root, opts->sys_root, e->tsc_hz, &e->jobs) <
+	    0) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		idle_destroy(&e->idle);
+		goto out_free_topo;
+	}
 	task_history_init(&e->history);
 	task_history_set_keep(&e->history, task_nameable, e);
 	task_fds_init(&e->fds);
@@ -342,6 +351,7 @@ void engine_free(struct engine *e)
 	if (!e)
 		return;
 	task_fds_destroy(&e->fds);
+	jobs_close(e->jobs);
 	pthread_mutex_destroy(&e->hidden_lock);
 	task_history_destroy(&e->history);
 	ident_free(e->ident);
@@ -368,6 +378,12 @@ void engine_get_info(const struct engine *e, struct engine_info *info)
 	info->units = engine_units(e);
 	info->proc_root = e->opts.proc_root;
 	info->sys_root = e->opts.sys_root;
+	info->jobs_source = jobs_source_name(e->jobs);
+}
+
+struct jobs *engine_jobs(const struct engine *e)
+{
+	return e->jobs;
 }
 
 void engine_set_units(struct engine *e, enum units units)

@@ -38,6 +38,7 @@
 #include "policy.h"
 #include "exited.h"
 #include "ident.h"
+#include "jobs.h"
 #include "task.h"
 
 struct engine;
@@ -94,6 +95,7 @@ struct engine_info {
 	enum units units;
 	const char *proc_root;
 	const char *sys_root;
+	const char *jobs_source; /* "v1", "v2" or "none" (jobs.h) */
 };
 
 /* What an engine is made for: the configuration's part of it. */
@@ -129,6 +131,9 @@ void engine_free(struct engine *e);
 
 /* engine_get_info - describe @e. The strings live as long as @e. */
 void engine_get_info(const struct engine *e, struct engine_info *info);
+
+/* engine_jobs - @e's source of the cgroups' accounting (jobs.h). */
+struct jobs *engine_jobs(const struct engine *e);
 
 /*
  * engine_task_gone - whether task @pid, @tid (0: the process) has no

@@ -78,6 +78,7 @@ struct engine {
 	struct topology topo;
 	struct idle idle;
 	struct task_history history;
+	struct jobs *jobs; /* the cgroups' accounting (jobs.h) */
 	const struct engine_retained *retained; /* atomic; NULL: none */
 	struct task_fds fds; /* the task files kept open */
 	uint64_t start_memo[START_MEMO_SLOTS];

@@ -7,6 +7,7 @@
  * reader (req.c), called from a worker.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -275,10 +276,12 @@ void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	ret = fs_node(fs, parent, &dir, &dt); /* its record, resolved once */
 	if (ret == 0)
 		ret = tree_child(&dir, name, &n);
-	if (ret == 0 && tree_in_proc(&n)) {
+	if (ret == 0 && (tree_in_proc(&n) || tree_in_jobs(&n))) {
 		ret = req_node_view(req, &r, &n);
 		n.view = r.view->slot;
 	}
+	if (ret == 0) /* a cgroup below jobs/: which one the name is now */
+		ret = tree_job_child(&r, &dir, name, &n);
 	/*
 	 * Below a task's directory: still that task? A file's content is
 	 * made first, by that task, and it is judged by the start its
@@ -394,7 +397,7 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct request r;
-	char target[32];
+	char target[PATH_MAX];
 	struct node n;
 	int ret;
 
@@ -638,8 +641,12 @@ static void plus_entry(struct request *r, const struct node *dir,
 	/* proc/ is asked which view a walk enters (fs.h). */
 	if (tree_child(dir, name, &n) < 0 || n.kind == K_PROC)
 		return;
-	if (tree_in_proc(&n))
+	if (tree_in_jobs(&n) && !r->view)
+		return; /* jobs/ too is asked which view a walk enters */
+	if (tree_in_proc(&n) || tree_in_jobs(&n))
 		n.view = r->view->slot;
+	if (tree_job_child(r, dir, name, &n) < 0)
+		return;
 	if (lookup_node(r, &n, parent, ep) < 0) {
 		memset(ep, 0, sizeof(*ep));
 		ep->attr.st_mode = mode;

@@ -123,9 +123,11 @@ static bool proc_walks_ask(const struct request *r)
  */
 int req_node_view(fuse_req_t req, struct request *r, const struct node *n)
 {
-	if (!tree_in_proc(n))
+	if (!tree_in_proc(n) && !tree_in_jobs(n))
 		return 0;
-	if (n->kind == K_PROC || !proc_walks_ask(r)) {
+	/* jobs/: the reader's own view, whatever its node was named in
+	 * (nodes.h's check_job judges the node for it). */
+	if (n->kind == K_PROC || tree_in_jobs(n) || !proc_walks_ask(r)) {
 		req_view(req, r);
 	} else if (views_reserved(r->env->views, n->view)) {
 		/* A dead server's slot: its own view's reader takes it
@@ -293,6 +295,9 @@ double node_cached_for(struct request *r, const struct node *n)
 double entry_timeout(struct request *r, const struct node *n, mode_t mode)
 {
 	if (S_ISLNK(mode))
+		return 0;
+	/* jobs/ and its cgroups: which cgroup a name is, every walk. */
+	if (n->kind == K_JOB)
 		return 0;
 	if (n->kind == K_PROC)
 		return proc_walks_ask(r) ? 0 : FS_PROC_TIMEOUT_S;

@@ -4,7 +4,8 @@
  * A node is the kind of node (an index into the tree's table, tree.h),
  * the view it was named in (view.h), and the numbers met on its path:
  * the group N and processor M, or the PID and TID as that view numbers
- * them. All of it fits in the 64 bits of an inode number,
+ * them, or a job's cgroup id (44 bits, jobs/: named in a view as proc/
+ * is, but with no record). All of it fits in the 64 bits of an inode number,
  *
  *	bits  0..7   kind
  *	bits  8..17  view slot (0 for nodes that are the same in every view)
@@ -46,6 +47,7 @@ enum node_kind {
 	K_TGID,
 	K_THREADS,
 	K_TID,
+	K_JOB, /* jobs/ and each cgroup below it: num[0..1] its id */
 };
 
 struct node {
@@ -81,6 +83,18 @@ static inline unsigned int node_cpu(const struct node *n)
 static inline pid_t node_pid(const struct node *n)
 {
 	return (pid_t)n->num[0];
+}
+
+/* A job's cgroup id (jobs.h): num[0] its low bits, num[1] its high. */
+static inline uint64_t node_job(const struct node *n)
+{
+	return n->num[0] | (uint64_t)n->num[1] << NODE_NUM_BITS;
+}
+
+static inline void node_set_job(struct node *n, uint64_t id)
+{
+	n->num[0] = (uint32_t)(id & NODE_NUM_MAX);
+	n->num[1] = (uint32_t)(id >> NODE_NUM_BITS) & NODE_NUM_MAX;
 }
 
 /* The thread, or 0 for the process itself. */

@@ -146,4 +146,23 @@ int list_pids(struct request *r, const struct node *dir, struct listing *l);
 int check_tid(struct request *r, const struct node *n, struct owner *o);
 int list_tids(struct request *r, const struct node *dir, struct listing *l);
 
+/*
+ * jobs/ (jobs.c): a cgroup at or below the cgroup of the reader's
+ * view's first process (PID 1 of its namespace; the hierarchy's root
+ * for the daemon's own view), checked at every request, named by its
+ * id (node_job()). check_job: whether @n's cgroup is one; list_jobs:
+ * the cgroups in @dir (in the root: jobs/ itself, where a hierarchy
+ * accounts the CPU); render_job: value @v of @n's cgroup, or with @v
+ * NULL its times file. check_job_link and link_job: proc/PID/job, the
+ * process's cgroup below the reader's jobs/ (else -ENOENT) as a
+ * relative link.
+ */
+struct job_value;
+int check_job(struct request *r, const struct node *n, struct owner *o);
+int list_jobs(struct request *r, const struct node *dir, struct listing *l);
+int render_job(struct request *r, const struct node *n,
+	       const struct job_value *v, struct rbuf *b);
+int check_job_link(struct request *r, const struct node *n, struct owner *o);
+int link_job(struct request *r, const struct node *n, char *buf, size_t size);
+
 #endif

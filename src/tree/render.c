@@ -243,10 +243,11 @@ int render_info(struct rbuf *b, const char *version,
 		"version %s\nunits %s\ntsc_hz %" PRIu64
 		"\ntsc_source %s\nclk_tck %ld\nidle_source %s\n"
 		"task_source %s\nidentity_source %s\ngroup_max_size %u\n"
-		"group_count %u\n",
+		"group_count %u\njobs %s\n",
 		version, units_name(info->units), info->tsc_hz,
 		info->tsc_source, info->clk_tck, info->idle_source,
 		info->task_source,
 		info->identity_source ? info->identity_source : "ticks",
-		info->group_max_size, info->group_count);
+		info->group_max_size, info->group_count,
+		info->jobs_source ? info->jobs_source : "none");
 }

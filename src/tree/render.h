@@ -78,7 +78,8 @@ int render_cpulist(struct rbuf *b, const int *cpus, size_t n);
 
 /*
  * render_info - the info file: version, units, tsc_hz, tsc_source,
- * clk_tck, idle_source, group_max_size, group_count, one per line.
+ * clk_tck, idle_source, group_max_size, group_count, jobs (the
+ * source of jobs/: v1, v2 or none), one per line.
  */
 int render_info(struct rbuf *b, const char *version,
 		const struct engine_info *info);

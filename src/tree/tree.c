@@ -14,6 +14,8 @@
 
 typedef int (*show_fn)(struct request *r, const struct node *n, struct rbuf *b);
 typedef int (*link_fn)(struct request *r, char *buf, size_t size);
+typedef int (*node_link_fn)(struct request *r, const struct node *n, char *buf,
+			    size_t size);
 typedef int (*check_fn)(struct request *r, const struct node *n,
 			struct owner *o);
 typedef int (*list_fn)(struct request *r, const struct node *dir,
@@ -33,8 +35,12 @@ struct entry {
 	const struct task_value *value;
 	bool times;
 	unsigned int need;
+	/* A file of a job: one value of its catalogue, or all of them. */
+	const struct job_value *job;
+	bool job_times;
 	show_fn show; /* any other file */
 	link_fn link; /* a symlink: its target for the reader */
+	node_link_fn node_link; /* or for the reader and the link's node */
 	const char *prefix; /* a numbered directory: */
 	unsigned int slot;
 	check_fn check;
@@ -83,6 +89,33 @@ struct entry {
 		.link = TARGET,                                    \
 	}
 
+/* jobs/ and every cgroup below it: a directory of K_JOB (tree_child()),
+ * which check says exists for the reader; list adds them. A link whose
+ * node says its target may say whether it exists (check). */
+#define E_JOBS(PARENT, NAME)                                      \
+	{                                                         \
+		.parent = PARENT, .name = NAME, .mode = DIR_MODE, \
+		.check = check_job, .list = list_jobs,            \
+	}
+#define E_JOB_VALUE(PARENT, NAME, FORM, FIELD) \
+	{ .parent = PARENT,                    \
+	  .name = #NAME,                       \
+	  .mode = FILE_MODE,                   \
+	  .job = &job_values[JOB_VALUE_##NAME] },
+#define E_JOB_TIMES(PARENT)                                           \
+	{                                                             \
+		.parent = PARENT, .name = "times", .mode = FILE_MODE, \
+		.job_times = true,                                    \
+	}
+#define E_NODE_LINK(PARENT, NAME, TARGET, CHECK)                   \
+	{                                                          \
+		.parent = PARENT, .name = NAME, .mode = LINK_MODE, \
+		.node_link = TARGET, .check = CHECK,               \
+	}
+
+/* The files of a job: one per value of its catalogue, and all of them. */
+#define JOB_FILES(PARENT) JOB_VALUES(E_JOB_VALUE, PARENT) E_JOB_TIMES(PARENT)
+
 /* The files of a task, the same for a process and for a thread: one
  * per value of the catalogue, and all of them in one. */
 #define TASK_FILES(PARENT) TASK_VALUES(E_VALUE, PARENT) E_TIMES(PARENT)
@@ -97,6 +130,7 @@ static const struct entry tree[] = {
 	[K_TGID] = E_NUMBERED(K_PROC, "", 0, check_pid, list_pids),
 	[K_THREADS] = E_TASKS_DIR(K_TGID, "threads"),
 	[K_TID] = E_NUMBERED(K_THREADS, "", 1, check_tid, list_tids),
+	[K_JOB] = E_JOBS(K_ROOT, "jobs"),
 	/* Files and links. */
 	E_FILE(K_ROOT, "info", show_info),
 	E_LINK(K_GROUPS, "current", link_current_group),
@@ -109,6 +143,8 @@ static const struct entry tree[] = {
 	E_TABLE(K_TGID, "threads.table", show_threads_table),
 	TASK_FILES(K_TGID),
 	TASK_FILES(K_TID),
+	E_NODE_LINK(K_TGID, "job", link_job, check_job_link),
+	JOB_FILES(K_JOB),
 };
 
 #define KINDS (sizeof(tree) / sizeof(tree[0]))
@@ -150,6 +186,29 @@ bool tree_in_proc(const struct node *n)
 	return kind_in_proc(n->kind);
 }
 
+static bool kind_in_jobs(unsigned int kind)
+{
+	return kind == K_JOB || tree[kind].parent == K_JOB;
+}
+
+bool tree_in_jobs(const struct node *n)
+{
+	return n->kind < KINDS && kind_in_jobs(n->kind);
+}
+
+/* Named in a view: its view slot is kept. */
+static bool kind_in_view(unsigned int kind)
+{
+	return kind_in_proc(kind) || kind_in_jobs(kind);
+}
+
+/* Whether entry @k is a child of a directory of kind @dir: a cgroup's
+ * directory holds cgroups too. */
+static bool entry_in(unsigned int k, unsigned int dir)
+{
+	return tree[k].parent == dir || (k == K_JOB && dir == K_JOB);
+}
+
 /* A name is a number only in its one canonical decimal spelling. */
 static int canonical_number(const char *s, uint32_t *v)
 {
@@ -175,7 +234,7 @@ int tree_child(const struct node *dir, const char *name, struct node *child)
 			continue;
 		*child = *dir;
 		child->kind = k;
-		if (!kind_in_proc(k))
+		if (!kind_in_view(k))
 			child->view = 0;
 		if (ent->name) {
 			if (strcmp(ent->name, name) == 0)
@@ -186,6 +245,13 @@ int tree_child(const struct node *dir, const char *name, struct node *child)
 		if (strncmp(name, ent->prefix, len) == 0 &&
 		    canonical_number(name + len, &child->num[ent->slot]) == 0)
 			return 0;
+	}
+	/* Any other name in a cgroup's directory: a cgroup, its id not
+	 * known yet (tree_job_child()). */
+	if (dir->kind == K_JOB && strcmp(name, ".") && strcmp(name, "..")) {
+		*child = *dir;
+		node_set_job(child, 0);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -198,9 +264,11 @@ void tree_parent(const struct node *n, struct node *parent)
 	if (n->kind == K_ROOT)
 		return;
 	parent->kind = ent->parent;
-	if (ent->check) /* leaving a numbered directory: forget its number */
+	if (ent->prefix) /* leaving a numbered directory: forget its number */
 		parent->num[ent->slot] = 0;
-	if (!kind_in_proc(parent->kind))
+	if (n->kind == K_JOB) /* the root stands for it (tree.h) */
+		node_set_job(parent, 0);
+	if (!kind_in_view(parent->kind))
 		parent->view = 0;
 }
 
@@ -208,9 +276,8 @@ void tree_name(const struct node *n, char *buf, size_t size)
 {
 	const struct entry *ent = entry_of(n);
 
-	if (ent->check)
-		snprintf(buf, size, "%s%u", ent->prefix ? ent->prefix : "",
-			 n->num[ent->slot]);
+	if (ent->prefix)
+		snprintf(buf, size, "%s%u", ent->prefix, n->num[ent->slot]);
 	else
 		snprintf(buf, size, "%s", ent->name ? ent->name : "");
 }
@@ -269,9 +336,15 @@ int tree_check(struct request *r, const struct node *n, struct stat *st)
 	int ret;
 
 	for (kind = n->kind; kind != K_ROOT; kind = tree[kind].parent) {
-		if (!tree[kind].check)
+		/* A link's own check comes after its directories'. */
+		if (!tree[kind].check || S_ISLNK(tree[kind].mode))
 			continue;
 		ret = tree[kind].check(r, n, &o);
+		if (ret < 0)
+			return ret;
+	}
+	if (S_ISLNK(entry_of(n)->mode) && entry_of(n)->check) {
+		ret = entry_of(n)->check(r, n, &o);
 		if (ret < 0)
 			return ret;
 	}
@@ -297,6 +370,7 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 	      void *sink)
 {
 	struct listing l = { .add = add, .sink = sink };
+	struct owner o = { r->env->uid, r->env->gid };
 	const struct entry *ent;
 	struct node parent;
 	unsigned int k;
@@ -310,12 +384,16 @@ int tree_list(struct request *r, const struct node *dir, listing_add_fn add,
 		ret = add(sink, "..", node_ino(&parent), DIR_MODE);
 	for (k = K_ROOT + 1; ret == 0 && k < KINDS; k++) {
 		ent = &tree[k];
-		if (ent->parent != dir->kind)
+		if (!entry_in(k, dir->kind))
 			continue;
 		l.child = *dir;
 		l.child.kind = k;
-		l.child.view = kind_in_proc(k) && r->view ? r->view->slot : 0;
-		if (ent->name) {
+		l.child.view = kind_in_view(k) && r->view ? r->view->slot : 0;
+		if (ent->name && !ent->list) {
+			/* A link that says whether it exists, where not. */
+			if (S_ISLNK(ent->mode) && ent->check &&
+			    ent->check(r, &l.child, &o) < 0)
+				continue;
 			ret = add(sink, ent->name, node_ino(&l.child),
 				  ent->mode);
 		} else {
@@ -348,7 +426,9 @@ int tree_render(struct request *r, const struct node *n, struct rbuf *b)
 	struct task_times t;
 	int ret;
 
-	if (ent->value || ent->times) {
+	if (ent->job || ent->job_times) {
+		ret = render_job(r, n, ent->job, b);
+	} else if (ent->value || ent->times) {
 		ret = task_times(r, n, ent->need, &t);
 		if (ret == 0 && ent->value)
 			ret = render_task_value(b, engine_units(r->env->engine),
@@ -369,5 +449,7 @@ int tree_readlink(struct request *r, const struct node *n, char *buf,
 {
 	const struct entry *ent = entry_of(n);
 
+	if (ent->node_link)
+		return ent->node_link(r, n, buf, size);
 	return ent->link ? ent->link(r, buf, size) : -EINVAL;
 }

@@ -40,6 +40,23 @@ mode_t tree_mode(const struct node *n);
 bool tree_in_proc(const struct node *n);
 
 /*
+ * tree_in_jobs - whether @n is jobs/, a cgroup below it or a file of
+ * one: named in the reader's view, with no record (the view slot keeps
+ * two views' inodes apart; nodes.h's check_job judges every request).
+ */
+bool tree_in_jobs(const struct node *n);
+
+/*
+ * tree_job_child - the cgroup id of a child @child that tree_child()
+ * named in @dir by @name, for the reader of @r (its view set): jobs/ in
+ * the root is the view's own cgroup, a name in a cgroup's directory the
+ * cgroup of that name now. 0 and nothing done for any other child;
+ * -ENOENT when there is no such cgroup for the reader.
+ */
+int tree_job_child(struct request *r, const struct node *dir, const char *name,
+		   struct node *child);
+
+/*
  * tree_child - the child @name of directory @dir, if its name fits an
  * entry (numbers only in their canonical decimal spelling); whether it
  * exists is tree_check()'s question. The child keeps @dir's view slot
@@ -47,7 +64,8 @@ bool tree_in_proc(const struct node *n);
  */
 int tree_child(const struct node *dir, const char *name, struct node *child);
 
-/* tree_parent - the parent of @n, for "..". */
+/* tree_parent - the parent of @n, for "..". A cgroup's directory in
+ * jobs/ answers the root (its parent's id is the kernel's to know). */
 void tree_parent(const struct node *n, struct node *parent);
 
 /*

@@ -38,3 +38,26 @@ uint64_t task_value(const struct task_value *v, enum units units,
 		return x;
 	}
 }
+
+#define JOB_VALUE_ROW(A, NAME, FORM, FIELD)   \
+	[JOB_VALUE_##NAME] = { .name = #NAME, \
+			       .form = FORM,  \
+			       .field = offsetof(struct job_times, FIELD) },
+
+#define JOB_VALUE_U64(A, NAME, FORM, FIELD)                      \
+	_Static_assert(sizeof(((struct job_times *)0)->FIELD) == \
+			       sizeof(uint64_t),                 \
+		       #FIELD " is a uint64_t");
+JOB_VALUES(JOB_VALUE_U64, )
+
+const struct job_value job_values[JOB_VALUE_COUNT] = { JOB_VALUES(
+	JOB_VALUE_ROW, ) };
+
+uint64_t job_value(const struct job_value *v, enum units units,
+		   const struct job_times *t)
+{
+	uint64_t x;
+
+	memcpy(&x, (const char *)t + v->field, sizeof(x));
+	return v->form == FORM_DURATION ? units_duration(units, x) : x;
+}

@@ -80,4 +80,31 @@ static inline const char *task_value_text(const struct task_value *v,
 	return (const char *)t + v->field;
 }
 
+/*
+ * The catalogue of a job's values (jobs/PATH/), the same way: a row
+ * per file of a job's directory, its form and its field of one struct
+ * job_times (jobs.h); the job's times file is the rows in order.
+ * X(A, NAME, FORM, FIELD).
+ */
+#define JOB_VALUES(X, A)                            \
+	X(A, cycles, FORM_COUNT, cycles)            \
+	X(A, kernel_time, FORM_DURATION, kernel_ns) \
+	X(A, user_time, FORM_DURATION, user_ns)     \
+	X(A, active_processes, FORM_COUNT, processes)
+
+struct job_value {
+	const char *name;
+	enum value_form form;
+	size_t field; /* its offset in struct job_times, a uint64_t */
+};
+
+#define JOB_VALUE_ID(A, NAME, FORM, FIELD) JOB_VALUE_##NAME,
+enum job_value_id { JOB_VALUES(JOB_VALUE_ID, ) JOB_VALUE_COUNT };
+
+extern const struct job_value job_values[JOB_VALUE_COUNT];
+
+/* job_value - the number @v shows of @t in @units. */
+uint64_t job_value(const struct job_value *v, enum units units,
+		   const struct job_times *t);
+
 #endif
