@@ -1,5 +1,5 @@
 /*
- * values: the catalogue of a task's values (values.h).
+ * values: the catalogues of a task's and a job's values (values.h).
  */
 #include <string.h>
 
@@ -23,13 +23,14 @@ TASK_VALUES(TASK_VALUE_U64, )
 const struct task_value task_values[TASK_VALUE_COUNT] = { TASK_VALUES(
 	TASK_VALUE_ROW, ) };
 
-uint64_t task_value(const struct task_value *v, enum units units,
-		    const struct task_times *t)
+/* The uint64_t at @field of @base, of @form, in @units. */
+static uint64_t form_value(enum value_form form, enum units units,
+			   const void *base, size_t field)
 {
 	uint64_t x;
 
-	memcpy(&x, (const char *)t + v->field, sizeof(x));
-	switch (v->form) {
+	memcpy(&x, (const char *)base + field, sizeof(x));
+	switch (form) {
 	case FORM_DURATION:
 		return units_duration(units, x);
 	case FORM_TIMESTAMP:
@@ -37,6 +38,12 @@ uint64_t task_value(const struct task_value *v, enum units units,
 	default:
 		return x;
 	}
+}
+
+uint64_t task_value(const struct task_value *v, enum units units,
+		    const struct task_times *t)
+{
+	return form_value(v->form, units, t, v->field);
 }
 
 #define JOB_VALUE_ROW(A, NAME, FORM, FIELD)   \
@@ -56,8 +63,5 @@ const struct job_value job_values[JOB_VALUE_COUNT] = { JOB_VALUES(
 uint64_t job_value(const struct job_value *v, enum units units,
 		   const struct job_times *t)
 {
-	uint64_t x;
-
-	memcpy(&x, (const char *)t + v->field, sizeof(x));
-	return v->form == FORM_DURATION ? units_duration(units, x) : x;
+	return form_value(v->form, units, t, v->field);
 }
