@@ -340,7 +340,7 @@ static bool proc_gone(void *ctx, pid_t pid, pid_t tid)
 
 static void test_records(struct views *vs)
 {
-	struct inodes *rs = NULL, *next = NULL;
+	struct inodes *rs = NULL, *next = NULL, *other;
 	struct record_task t = { 0 }, got;
 	struct node n = { .kind = K_TGID, .view = 7, .num = { 41 } }, m, g;
 	struct record_name names[4];
@@ -408,8 +408,34 @@ static void test_records(struct views *vs)
 	inodes_forget(next, node_id(&n) + 0, 1);
 	check_int(inodes_node(next, node_id(&n), &g, NULL), -ENOENT,
 		  "records: the last forgotten: gone");
+	/* A successor whose tree has another shape takes none over. */
+	t.start = 300;
+	n.rec = 0;
+	check_int(inodes_name(next, &n, &t, NULL, NULL), 0,
+		  "records: a live record for the next successor");
+	check(((struct records_header *)area)->shape == tree_shape(),
+	      "records: the area says whose tree's shape they are");
+	other = NULL;
+	check_int(inodes_new(vs, area, bytes, free_text, &other), 0,
+		  "records: a successor of the same shape");
+	check(inodes_records(other) == 1 &&
+		      inodes_node(other, node_id(&n), &g, NULL) == 0,
+	      "records: takes the live record over");
+	inodes_free(other);
+	views_hold(vs, 7, -1); /* its hold of the slot, as it died */
+	((struct records_header *)area)->shape ^= 1;
+	other = NULL;
+	check_int(inodes_new(vs, area, bytes, free_text, &other), 0,
+		  "records: a successor of another shape");
+	check(inodes_records(other) == 0 &&
+		      inodes_node(other, node_id(&n), &g, NULL) == -ENOENT &&
+		      ((struct records_header *)area)->shape == tree_shape(),
+	      "records: takes none over: its IDs are ENOENT");
+	inodes_free(other);
 	inodes_free(next);
+	views_hold(vs, 7, -1); /* next's last record's, which it kept */
 	views_hold(vs, 7, -1); /* the first table's hold, which it kept */
+	check(views_held(vs, 7) == 0, "records: every hold of the slot back");
 	inodes_free(rs);
 	munmap(area, bytes);
 

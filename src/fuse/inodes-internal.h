@@ -55,7 +55,8 @@ _Static_assert(sizeof(struct record) == RECORD_BYTES, "a record's size");
 struct records_header {
 	uint64_t magic;
 	uint64_t high; /* the highest record ever live */
-	uint64_t spare[6];
+	uint64_t shape; /* tree_shape() of the server that wrote them */
+	uint64_t spare[5];
 };
 
 _Static_assert(sizeof(struct records_header) == RECORD_BYTES, "a header");

@@ -152,19 +152,26 @@ static void recharge(struct inodes *in, uint32_t i)
 
 /* Take the records a dead server left: live ones indexed and charged
  * again, the rest free (a record left live with no lookup is one whose
- * forget ended as its server died). */
+ * forget ended as its server died). Those of a server whose tree had
+ * another shape (an upgrade that added a file) are all freed: their
+ * node IDs' kinds would name other files here, and the kernel's
+ * inodes of them are ENOENT instead. */
 void records_rebuild(struct inodes *in)
 {
 	uint32_t high = 0, i;
 	struct record *r;
+	bool same;
 
 	if (in->head->magic == RECORDS_MAGIC && in->head->high < in->cap)
 		high = (uint32_t)in->head->high;
+	same = in->head->shape == tree_shape();
 	in->head->magic = RECORDS_MAGIC;
 	in->head->high = high;
+	in->head->shape = tree_shape();
 	for (i = high; i >= 1; i--) {
 		r = &in->rec[i];
-		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) ==
+		if (same &&
+		    __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) ==
 			    RECORD_LIVE &&
 		    r->nlookup) {
 			index_record(in, i);

@@ -160,6 +160,33 @@ unsigned int tree_kinds(void)
 	return KINDS;
 }
 
+/* FNV-1a of @len bytes at @p onto @h. */
+static uint64_t shape_add(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len--)
+		h = (h ^ *c++) * 0x100000001b3ULL;
+	return h;
+}
+
+uint64_t tree_shape(void)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *name;
+	unsigned int k;
+
+	for (k = 0; k < KINDS; k++) {
+		name = tree[k].name   ? tree[k].name :
+		       tree[k].prefix ? tree[k].prefix :
+					"";
+		h = shape_add(h, name, strlen(name) + 1);
+		h = shape_add(h, &tree[k].parent, sizeof(tree[k].parent));
+		h = shape_add(h, &tree[k].mode, sizeof(tree[k].mode));
+	}
+	return h;
+}
+
 int tree_node(uint64_t ino, struct node *n)
 {
 	node_of(ino, n);

@@ -80,6 +80,13 @@ void tree_name(const struct node *n, char *buf, size_t size);
 unsigned int tree_kinds(void);
 
 /*
+ * tree_shape - a hash of the tree's kinds: each one's place, name,
+ * parent and mode. Two daemons whose shapes differ give a kind number
+ * to different nodes, so one may not take the other's node IDs over.
+ */
+uint64_t tree_shape(void);
+
+/*
  * tree_grows - whether the content or listing of @n is as long as the
  * tasks it lists (a table, proc/, threads/): thousands take
  * milliseconds to make, where any other node takes microseconds.
