@@ -27,7 +27,7 @@
 
 #define LEARNED_SLOTS 16384
 
-struct record {
+struct kept_task {
 	struct exited_task t;
 	uint64_t added; /* CLOCK_MONOTONIC ns */
 	bool kept; /* false once replaced or dropped */
@@ -52,7 +52,7 @@ struct exited {
 	uint32_t head; /* the ring position written next */
 	uint32_t used; /* positions in use, kept or not, oldest first */
 	unsigned long long retained, dropped, steps;
-	struct record *rec;
+	struct kept_task *rec;
 	struct chains by_task, by_process;
 	uint32_t mask;
 	struct learned *learned;
@@ -221,7 +221,7 @@ static uint32_t oldest(const struct exited *x)
 /* Pop what is past its time (or, with @force, the oldest record). */
 static void expire(struct exited *x, uint64_t now, bool force)
 {
-	struct record *r;
+	struct kept_task *r;
 
 	while (x->used) {
 		r = &x->rec[oldest(x)];
@@ -353,7 +353,7 @@ static void replace(struct exited *x, const struct exited_task *t)
 
 void exited_add(struct exited *x, const struct exited_task *t, uint64_t now)
 {
-	struct record *r;
+	struct kept_task *r;
 
 	if (!t->nnames || t->nnames > EXITED_NAMES)
 		return;
@@ -412,7 +412,7 @@ int exited_for_each(struct exited *x, uint64_t ns, pid_t tgid, uint64_t now,
 		goto out;
 	}
 	for (i = 0; i < x->used && !ret; i++) { /* every process: all */
-		struct record *r = &x->rec[(oldest(x) + i) % x->cap];
+		struct kept_task *r = &x->rec[(oldest(x) + i) % x->cap];
 
 		if (!r->kept || !(r->t.flags & EXITED_PROCESS))
 			continue;

@@ -97,7 +97,7 @@ int taskpass_open(struct taskpass **out, char *why, size_t whylen)
 			 strerror(-ret));
 		goto fail;
 	}
-	p->link = bpf_program__attach_iter(p->skel->progs.task_times, NULL);
+	p->link = bpf_program__attach_iter(p->skel->progs.task_records, NULL);
 	if (!p->link) {
 		ret = errno ? -errno : -EINVAL;
 		snprintf(why, whylen, "cannot attach the task iterator: %s",
@@ -240,7 +240,7 @@ int taskpass_run_process(struct taskpass *p, pid_t tgid,
 
 	if (!__atomic_load_n(&p->scoped, __ATOMIC_RELAXED))
 		return -EOPNOTSUPP;
-	link = bpf_link_create(bpf_program__fd(p->skel->progs.task_times), 0,
+	link = bpf_link_create(bpf_program__fd(p->skel->progs.task_records), 0,
 			       BPF_TRACE_ITER, &opts);
 	if (link < 0) {
 		ret = -errno;

@@ -149,7 +149,7 @@ static void task_seen(struct request *r, pid_t pid, pid_t tid, uint64_t start)
 	r->seen_tid = tid;
 }
 
-int task_times(struct request *r, const struct node *n, unsigned int need,
+int node_times(struct request *r, const struct node *n, unsigned int need,
 	       struct task_times *t)
 {
 	struct exited_task x;
@@ -190,7 +190,7 @@ int task_start(struct request *r, const struct node *n, uint64_t *start)
 		*start = r->seen_start;
 		return 0;
 	}
-	ret = task_times(r, n, TASK_START, &t);
+	ret = node_times(r, n, TASK_START, &t);
 	if (ret == 0)
 		*start = t.creation_ns;
 	/* A broken source is not a gone task: its files say the error. */
@@ -250,7 +250,7 @@ int task_vouch(struct request *r, const struct node *n)
 	    now != r->task_ident)
 		return -ENOENT;
 	/* Gone since: what was read of it was checked as it was read
-	 * (task_times()'s kept task); a broken source says so itself. */
+	 * (node_times()'s kept task); a broken source says so itself. */
 	return 0;
 }
 

@@ -76,10 +76,10 @@ bool request_ptrace_all(struct request *r);
 bool task_visible(struct request *r, pid_t pid, const struct task_ident *id);
 
 /*
- * task_times - the times of the task @n names, as @need asks (enum
+ * node_times - the times of the task @n names, as @need asks (enum
  * task_need): alive, or, when it exited, kept (exited.h).
  */
-int task_times(struct request *r, const struct node *n, unsigned int need,
+int node_times(struct request *r, const struct node *n, unsigned int need,
 	       struct task_times *t);
 
 /*

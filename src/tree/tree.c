@@ -456,7 +456,7 @@ int tree_render(struct request *r, const struct node *n, struct rbuf *b)
 	if (ent->job || ent->job_times) {
 		ret = render_job(r, n, ent->job, b);
 	} else if (ent->value || ent->times) {
-		ret = task_times(r, n, ent->need, &t);
+		ret = node_times(r, n, ent->need, &t);
 		if (ret == 0 && ent->value)
 			ret = render_task_value(b, engine_units(r->env->engine),
 						ent->value, &t);

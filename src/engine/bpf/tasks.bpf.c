@@ -51,7 +51,7 @@ struct bpf_iter__task {
 char LICENSE[] SEC("license") = "GPL";
 
 SEC("iter/task")
-int task_times(struct bpf_iter__task *ctx)
+int task_records(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *t = ctx->task;
