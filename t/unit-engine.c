@@ -369,7 +369,7 @@ static void test_big_sources(void)
 	check(t.cpu_ns == 400000000 && t.kernel_ns == 100000000 &&
 		      t.user_ns == 300000000,
 	      "big: 40 ticks, a quarter of them kernel time");
-	check_u64(t.creation_ns, 1700000070000000000ULL,
+	check_u64(t.start_tick_ns, 1700000070000000000ULL,
 		  "big: started 70 s after boot");
 	check(engine_task_times(e, 300, 300, TASK_ALL, &t) == 0 &&
 		      t.cpu_ns == 400000000 && t.kernel_ns == 100000000,
@@ -424,7 +424,7 @@ static void test_times(void)
 	check_u64(t.kernel_ns, 500000041ULL, "thread 100: kernel share");
 	check_u64(t.user_ns, 1000000082ULL, "thread 100: user share");
 	check_u64(t.cycles, 4500000369ULL, "thread 100: cycles");
-	check_u64(t.creation_ns, 1700000050000000000ULL,
+	check_u64(t.start_tick_ns, 1700000050000000000ULL,
 		  "thread 100: creation = btime + start");
 	check_u64(t.exit_ns, 0, "thread 100: exit 0 while running");
 
@@ -435,7 +435,7 @@ static void test_times(void)
 	check_u64(t.kernel_ns, 0, "utime = stime = 0: no kernel time");
 	check_u64(t.user_ns, 2500, "utime = stime = 0: all user time");
 	check_u64(t.cycles, 7500, "thread 101: cycles");
-	check_u64(t.creation_ns, 1700000050010000000ULL,
+	check_u64(t.start_tick_ns, 1700000050010000000ULL,
 		  "thread 101: one tick later");
 
 	/* Process 100 from a captured tree: utime 300 + stime 100 ticks =
@@ -453,7 +453,7 @@ static void test_times(void)
 		  "process 'a) (b' read");
 	check(t.kernel_ns == 30000000 && t.user_ns == 70000000,
 	      "process 'a) (b': split 3:7");
-	check_u64(t.creation_ns, 1700000123450000000ULL,
+	check_u64(t.start_tick_ns, 1700000123450000000ULL,
 		  "process 'a) (b': created 123.45 s after boot");
 	check_int(engine_task_times(e, 200, 200, TASK_ALL, &t), 0,
 		  "thread 200 read");
@@ -474,11 +474,11 @@ static void test_times(void)
 	check_int(engine_task_times(e, 100, 100, TASK_CPU, &t), 0,
 		  "thread 100, cycles alone");
 	check(t.cycles == 4500000369ULL && t.kernel_ns == 0 && t.user_ns == 0 &&
-		      t.creation_ns == 0,
+		      t.start_tick_ns == 0,
 	      "cycles alone: the same cycles, nothing else filled in");
 	check_int(engine_task_times(e, 100, 100, TASK_START, &t), 0,
 		  "thread 100, start alone");
-	check(t.creation_ns == 1700000050000000000ULL && t.cycles == 0,
+	check(t.start_tick_ns == 1700000050000000000ULL && t.cycles == 0,
 	      "start alone: the same creation time, no cycles");
 	check_int(engine_task_times(e, 100, 0, TASK_CPU, &t), 0,
 		  "captured process 100, cycles alone");

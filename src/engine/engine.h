@@ -52,15 +52,16 @@ struct task_times {
 	uint64_t user_ns; /* the rest of cpu_ns */
 	uint64_t cycles; /* cpu_ns * tsc_hz / 10^9 */
 	/*
-	 * Start, ns since the Unix epoch: always with TASK_START; without
-	 * it, when known at no cost (below), else 0.
+	 * Its start in clock ticks, as ns since the Unix epoch: which task
+	 * it is. Always with TASK_START; without it, when known at no cost
+	 * (below), else 0.
 	 */
-	uint64_t creation_ns;
+	uint64_t start_tick_ns;
 	/*
 	 * Its creation time as the mount shows it, with TASK_BORN:
 	 * to the nanosecond where the task source has it (engine_opts's
-	 * tasks, below), else creation_ns; the same at every read of the
-	 * same task. creation_ns, tick-grained, is which task it is.
+	 * tasks, below), else start_tick_ns; the same at every read of the
+	 * same task. start_tick_ns, tick-grained, is which task it is.
 	 */
 	uint64_t created_ns;
 	uint64_t exit_ns; /* 0 while the task runs */
@@ -76,7 +77,7 @@ struct task_ident {
 	gid_t gid; /* effective gid */
 	struct task_creds creds; /* what procfs's access check compares */
 	/* Its creation time when known at no cost (below), else 0. */
-	uint64_t creation_ns;
+	uint64_t start_tick_ns;
 };
 
 /* What the engine found at start-up, for the info file. */
@@ -193,7 +194,7 @@ int engine_set_history_area(struct engine *e, void *area, size_t bytes);
  * descriptor was opened has told that task's start, and the descriptor
  * read since, every read through it says the task's creation time at no
  * cost: engine_task_ident() and engine_task_times() report it then
- * (creation_ns), so that a caller can tell the task a number names now
+ * (start_tick_ns), so that a caller can tell the task a number names now
  * from one it met before with no read of its own.
  */
 
@@ -227,8 +228,8 @@ int engine_task_cpu(struct engine *e, pid_t pid, pid_t tid);
 enum task_need {
 	TASK_CPU = 1 << 0, /* cpu_ns and cycles: the runtime alone */
 	TASK_SPLIT = 1 << 1, /* kernel_ns and user_ns, with TASK_CPU's */
-	TASK_START = 1 << 2, /* creation_ns and exit_ns: stat */
-	/* creation_ns where a kept file says it: a process's CPU time,
+	TASK_START = 1 << 2, /* start_tick_ns and exit_ns: stat */
+	/* start_tick_ns where a kept file says it: a process's CPU time,
 	 * asked by number, then costs its main thread's runtime too */
 	TASK_WHICH = 1 << 3,
 	/* created_ns, with TASK_START's: a pass of the task iterator when
@@ -280,7 +281,7 @@ uint64_t engine_exit_start_ticks(struct engine *e, pid_t pid, pid_t tid,
  * Which task a number names, exactly (ident.h): the pidfs inode number
  * of its struct pid, with IDENT_PIDFS set, where the kernel has pidfs
  * (6.9) and @e reads the live /proc; else a task is told by its start
- * in clock ticks (creation_ns). A task's identity is the same at every
+ * in clock ticks (start_tick_ns). A task's identity is the same at every
  * read, in every server; it is read after what it vouches for: a task
  * that holds its number after a read held it during the read.
  */

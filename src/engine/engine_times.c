@@ -176,40 +176,41 @@ out:
 }
 
 /* The creation time of a task that started @boot_ns after boot (ns;
- * TASK_BORN_NONE: not known to the ns, so @creation_ns). */
+ * TASK_BORN_NONE: not known to the ns, so @start_tick_ns). */
 static uint64_t born_created_ns(const struct engine *e, uint64_t boot_ns,
-				uint64_t creation_ns)
+				uint64_t start_tick_ns)
 {
-	return boot_ns == TASK_BORN_NONE ? creation_ns :
+	return boot_ns == TASK_BORN_NONE ? start_tick_ns :
 					   e->boot_exact_ns + boot_ns;
 }
 
 /*
  * The creation time that task @pid, @tid (0: the process), started at
  * @start (ticks + 1; 0: not known), shows: to the ns where the task
- * iterator had it, else @creation_ns. A live task not known yet costs
+ * iterator had it, else @start_tick_ns. A live task not known yet costs
  * a pass (BORN_LEARN); an exited one is shown as it was while it lived.
  */
 static uint64_t created_ns(struct engine *e, pid_t pid, pid_t tid,
-			   uint64_t start, uint64_t creation_ns, enum born born)
+			   uint64_t start, uint64_t start_tick_ns,
+			   enum born born)
 {
 	uint64_t boot_ns;
 
 	if (!e->pass || !start || born == BORN_TICK)
-		return creation_ns;
+		return start_tick_ns;
 	if (!task_history_born(&e->history, pid, tid, start - 1, &boot_ns)) {
 		if (born != BORN_LEARN)
-			return creation_ns;
+			return start_tick_ns;
 		learn_starts(e, pid, tid, start - 1);
 		if (!task_history_born(&e->history, pid, tid, start - 1,
 				       &boot_ns))
-			return creation_ns;
+			return start_tick_ns;
 	}
-	return born_created_ns(e, boot_ns, creation_ns);
+	return born_created_ns(e, boot_ns, start_tick_ns);
 }
 
-/* The creation time of a task whose start is @start (ticks + 1), or 0. */
-static uint64_t start_creation_ns(const struct engine *e, uint64_t start)
+/* The start_tick_ns of a task whose start is @start (ticks + 1), or 0. */
+static uint64_t start_tick_ns_of(const struct engine *e, uint64_t start)
 {
 	return start ? e->boot_ns + units_ticks_to_ns(start - 1, e->clk_tck) :
 		       0;
@@ -260,7 +261,7 @@ int engine_task_ident(struct engine *e, pid_t pid, pid_t tid,
 	if (ret >= 0)
 		ret = task_parse_creds(t.data, &ident->creds);
 	readbuf_free(&t);
-	ident->creation_ns = start_creation_ns(e, start);
+	ident->start_tick_ns = start_tick_ns_of(e, start);
 	return ret < 0 ? ret : 0;
 }
 
@@ -445,12 +446,12 @@ static bool compose_times(struct engine *e, const struct times_src *s,
 		t->cpu_ns = t->kernel_ns + t->user_ns;
 	}
 	t->cycles = units_ns_to_cycles(t->cpu_ns, e->tsc_hz);
-	t->creation_ns = start_creation_ns(e, s->start);
+	t->start_tick_ns = start_tick_ns_of(e, s->start);
 	if (s->born == BORN_GIVEN)
-		t->created_ns = born_created_ns(e, boot_ns, t->creation_ns);
+		t->created_ns = born_created_ns(e, boot_ns, t->start_tick_ns);
 	else
 		t->created_ns = created_ns(e, s->pid, s->tid, s->start,
-					   t->creation_ns, s->born);
+					   t->start_tick_ns, s->born);
 	t->exit_ns = s->exit_ns;
 	if (s->comm)
 		strncpy(t->comm, s->comm, sizeof(t->comm) - 1);

@@ -70,7 +70,7 @@ int process_creation(struct request *r, pid_t vpid, uint64_t *ns)
 			ret = engine_exited_times(e, &x, false, &t);
 	}
 	if (ret == 0)
-		*ns = t.creation_ns;
+		*ns = t.start_tick_ns;
 	return ret;
 }
 
@@ -83,7 +83,7 @@ bool thread_of(struct request *r, const struct exited_task *x, uint64_t born,
 	       struct task_times *t)
 {
 	engine_exited_times(r->env->engine, x, true, t);
-	return t->creation_ns >= born;
+	return t->start_tick_ns >= born;
 }
 
 static int exited_thread(struct request *r, pid_t vpid, pid_t vtid,
@@ -164,7 +164,7 @@ int node_times(struct request *r, const struct node *n, unsigned int need,
 	if (ret == 0)
 		ret = engine_task_times(r->env->engine, pid, tid, need, t);
 	if (ret == 0)
-		task_seen(r, pid, tid, t->creation_ns);
+		task_seen(r, pid, tid, t->start_tick_ns);
 	if (ret != -ENOENT)
 		return ret;
 	if (node_tid(n))
@@ -192,7 +192,7 @@ int task_start(struct request *r, const struct node *n, uint64_t *start)
 	}
 	ret = node_times(r, n, TASK_START, &t);
 	if (ret == 0)
-		*start = t.creation_ns;
+		*start = t.start_tick_ns;
 	/* A broken source is not a gone task: its files say the error. */
 	return ret == -ENOENT ? ret : 0;
 }
@@ -207,7 +207,7 @@ static uint64_t exited_identity(struct request *r, const struct node *n,
 	if (x->ident)
 		return x->ident;
 	engine_exited_times(r->env->engine, x, node_tid(n) != 0, &t);
-	return t.creation_ns;
+	return t.start_tick_ns;
 }
 
 int task_identity(struct request *r, const struct node *n, uint64_t *ident)
@@ -626,7 +626,7 @@ int check_pid(struct request *r, const struct node *n, struct owner *o)
 		if (ret == 0) {
 			if (id.tgid != pid)
 				return -ENOENT; /* a thread: /proc resolves it */
-			task_seen(r, pid, 0, id.creation_ns);
+			task_seen(r, pid, 0, id.start_tick_ns);
 			ret = pid_access(r, n, pid, &id);
 			if (ret < 0)
 				return ret;
@@ -731,7 +731,7 @@ int check_tid(struct request *r, const struct node *n, struct owner *o)
 	if (ret == 0) {
 		ret = engine_task_ident(r->env->engine, pid, tid, &id);
 		if (ret == 0 && id.tgid == pid)
-			task_seen(r, pid, tid, id.creation_ns);
+			task_seen(r, pid, tid, id.start_tick_ns);
 		if (ret == 0)
 			return id.tgid == pid ? 0 : -ENOENT;
 		if (ret != -ENOENT)

@@ -52,7 +52,7 @@ static int table_row(struct table *t, pid_t tid, const struct task_times *times)
 	if (ret < 0)
 		return ret;
 	if (tid == t->pid) { /* the process starts with its main thread */
-		t->born = times->creation_ns;
+		t->born = times->start_tick_ns;
 		t->have_born = true;
 	}
 	return render_table_row(t->b, engine_units(t->r->env->engine), t->nr,
