@@ -124,7 +124,7 @@ SCRIPTS = scripts/timingtop scripts/timingfs-exporter scripts/timingfs-oci-hook
 SCRIPT_PAGES = scripts/timingtop.1 scripts/timingfs-exporter.1
 
 all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS) \
-	t/bin/timingfs-next $(SO_FILE) $(SO_LINKS) timingfs.pc $(API_BINS) \
+	t/bin/timingfs-next $(SO_FILE) $(SO_LINKS) $(API_BINS) \
 	$(EXAMPLES)
 
 # The man page (mdoc, src/daemon/timingfs.8) with the version filled in.
@@ -148,19 +148,13 @@ src/$(1)/%.o: src/$(1)/%.c
 endef
 $(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 
-# libtimingfs: the shared object, its SONAME and development links, and
-# its pkg-config file (for make install's PREFIX and LIBDIR).
+# libtimingfs: the shared object, its SONAME and development links.
 $(SO_FILE): $(SO_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -o $@ $(SO_OBJS) \
 		$(LDFLAGS) -lpthread
 
 $(SO_LINKS): $(SO_FILE)
 	ln -sf $(notdir $(SO_FILE)) $@
-
-timingfs.pc: src/lib/timingfs.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(SO_VERSION)|' src/lib/timingfs.pc.in >$@
 
 t/bin/api-%: t/api-%.c t/tap.h $(SO_OBJS) $(SO_HEADERS)
 	@mkdir -p t/bin
@@ -367,9 +361,10 @@ install: timingfs timingfsctl timingfs.8 install-lib
 		install -m 0644 conf/timingfs.conf $(DESTDIR)$(SYSCONFDIR)/timingfs.conf
 
 # libtimingfs: the shared object and its links, the headers, the
-# pkg-config file, the section 3 pages and the example's source.
+# pkg-config file (written with install's PREFIX and LIBDIR), the
+# section 3 pages and the example's source.
 LIB_PAGES = src/lib/timingfs.3 src/lib/timingfs-windows.3
-install-lib: $(SO_FILE) timingfs.pc
+install-lib: $(SO_FILE)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/timingfs \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(EXAMPLEDIR)
@@ -379,7 +374,11 @@ install-lib: $(SO_FILE) timingfs.pc
 	install -m 0644 src/lib/timingfs.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0644 src/lib/timingfs/windows.h \
 		$(DESTDIR)$(INCLUDEDIR)/timingfs/
-	install -m 0644 timingfs.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(SO_VERSION)|' src/lib/timingfs.pc.in \
+		>$(DESTDIR)$(PKGCONFIGDIR)/timingfs.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/timingfs.pc
 	install -m 0644 $(LIB_PAGES) $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 examples/cycles.c $(DESTDIR)$(EXAMPLEDIR)/
 
@@ -446,7 +445,7 @@ format:
 clean:
 	rm -f timingfs timingfsctl timingfs.8 $(LIB) src/*/*.o src/*/*.d \
 		src/engine/bpf/*.o $(BPF_SKEL) src/lib/libtimingfs.so* \
-		timingfs.pc $(EXAMPLES)
+		$(EXAMPLES)
 	rm -rf t/bin t/trash.* t/fuzz/obj t/fuzz/bin
 
 -include $(wildcard src/*/*.d t/bin/*.d t/fuzz/obj/*/*.d t/fuzz/bin/*.d)
