@@ -177,6 +177,21 @@ test_expect_success 'the example built with pkg-config alone against the staging
 	example_ok example2.out "$(cat example.pid)"
 '
 
+test_expect_success 'the Windows header beside a windows.h, names mapped or not, C and C++' '
+	inc="-I$STAGE/usr/include" &&
+	guard="$TEST_DIRECTORY/winelib-guard.c" &&
+	cc -Wall -Wextra -Werror $inc -c -o guard1.o "$guard" &&
+	cc -Wall -Wextra -Werror $inc -DTIMINGFS_NO_WINDOWS_NAMES -c \
+		-o guard2.o "$guard" &&
+	nm guard2.o | grep -q " U QueryThreadCycleTime" &&
+	nm guard2.o | grep -q " U tfsQueryThreadCycleTime" &&
+	! nm guard1.o | grep -q " U QueryThreadCycleTime" &&
+	if command -v c++ >/dev/null; then
+		c++ -Wall -Werror $inc -x c++ -c -o guard3.o "$guard" &&
+		nm guard3.o | grep -q " U tfsQueryThreadCycleTime"
+	fi
+'
+
 test_expect_success MANDOC 'the section 3 pages are mandoc -Tlint clean' '
 	mandoc -Tlint -W warning "$SRC_ROOT/src/lib/timingfs.3" &&
 	mandoc -Tlint -W warning "$SRC_ROOT/src/lib/timingfs-windows.3"
