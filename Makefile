@@ -18,7 +18,8 @@
 #                 daemon, its scripts, man pages, systemd unit and
 #                 configuration; libtimingfs, its headers, timingfs.pc
 #   make uninstall  all of that but the configuration
-#   make deb      a Debian package of that, dist/timingfs_VERSION-REV_ARCH.deb
+#   make deb      Debian packages of that, dist/timingfs_VERSION-REV_ARCH.deb
+#                 and libtimingfs0_..., libtimingfs-dev_... beside it
 #                 (debhelper, conf/debian; installed when missing)
 #   make check-package  make deb, then as root: lintian, dpkg -i, a mount
 #                 by the installed daemon, dpkg -r and --purge leave
@@ -114,7 +115,7 @@ EXAMPLES = examples/cycles
 FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
 REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
-.PHONY: install-lib all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
+.PHONY: install-lib lib all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
 	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean deb deb-deps check-package
 
 # The scripts for shell users, Prometheus and OCI runtimes, installed
@@ -152,6 +153,8 @@ $(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 $(SO_FILE): $(SO_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -o $@ $(SO_OBJS) \
 		$(LDFLAGS) -lpthread
+
+lib: $(SO_FILE) $(SO_LINKS)
 
 $(SO_LINKS): $(SO_FILE)
 	ln -sf $(notdir $(SO_FILE)) $@
@@ -410,6 +413,9 @@ uninstall:
 DEB_VERSION = $(shell sed -n '1s/^timingfs (\(.*\)).*/\1/p' conf/debian/changelog)
 DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB = dist/timingfs_$(DEB_VERSION)_$(DEB_ARCH).deb
+# The three packages of the source: the daemon's and the library's.
+DEB_NAMES = $(foreach p,timingfs libtimingfs0 libtimingfs-dev,\
+	$(p)_$(DEB_VERSION)_$(DEB_ARCH).deb)
 DEB_TREE = Makefile src conf scripts examples README.md docs LICENSE
 
 deb-deps:
@@ -429,9 +435,9 @@ deb: deb-deps
 	cp -R conf/debian "$$tree/debian" && \
 	(cd "$$tree" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		dpkg-buildpackage -b -us -uc) && \
-	mkdir -p dist && rm -f dist/timingfs_*.deb && \
-	cp "$$tmp/$(notdir $(DEB))" $(DEB) && \
-	echo "make deb: $(DEB)"
+	mkdir -p dist && rm -f dist/timingfs_*.deb dist/libtimingfs*.deb && \
+	for deb in $(DEB_NAMES); do cp "$$tmp/$$deb" dist/ || exit 1; done && \
+	echo "make deb: $(addprefix dist/,$(DEB_NAMES))"
 
 # Installs the package, checks it and removes it; refuses where timingfs
 # is installed already. Root only; make check is not needed first.
