@@ -217,7 +217,8 @@ t/bin/helper-%: t/helper-%.c
 
 # The benchmark's programs: the do-nothing floor, the reader, and the
 # big processes (with the reader of their tables).
-BENCH_BINS = t/bin/floorfs t/bin/bench-read t/bin/bench-threads
+BENCH_BINS = t/bin/floorfs t/bin/bench-read t/bin/bench-threads \
+	t/bin/bench-lib
 
 t/bin/floorfs: scripts/floorfs.c
 	@mkdir -p t/bin
@@ -226,6 +227,13 @@ t/bin/floorfs: scripts/floorfs.c
 t/bin/bench-read: scripts/bench-read.c
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
+
+# The library against an open+read+close (scripts/bench, "library"):
+# linked with the shared object, as a program of its user is.
+t/bin/bench-lib: scripts/bench-lib.c $(SO_HEADERS) $(SO_LINKS)
+	@mkdir -p t/bin
+	$(CC) $(DEFS) -Isrc/lib $(CFLAGS) -o $@ $< -Lsrc/lib -ltimingfs \
+		-Wl,-rpath,'$$ORIGIN/../../src/lib' $(LDFLAGS)
 
 t/bin/bench-threads: scripts/bench-threads.c
 	@mkdir -p t/bin

@@ -19,16 +19,19 @@
 
 int lib_read_at(int dirfd, const char *name, char *buf, size_t size)
 {
-	size_t len = 0;
+	size_t len = 0, want;
 	ssize_t n;
 	int fd, ret;
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* A snapshot is taken at offset 0; later offsets continue it. */
+	/* A snapshot is taken at offset 0; later offsets continue it. A
+	 * short read is its end: timingfs gives all it has to a read, so
+	 * asking again at the end would only cost another request. */
 	do {
-		n = pread(fd, buf + len, size - 1 - len, (off_t)len);
+		want = size - 1 - len;
+		n = pread(fd, buf + len, want, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -36,7 +39,7 @@ int lib_read_at(int dirfd, const char *name, char *buf, size_t size)
 			goto out_close;
 		}
 		len += (size_t)n;
-	} while (n > 0 && len < size - 1);
+	} while (n > 0 && (size_t)n == want && len < size - 1);
 	ret = len < size - 1 ? (int)len : -EOVERFLOW;
 	buf[len] = '\0';
 out_close:
