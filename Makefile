@@ -1,6 +1,7 @@
 # timingfs: the Windows timing APIs as a FUSE filesystem.
 #
-#   make          build ./timingfs and the test programs
+#   make          build ./timingfs, libtimingfs (src/lib), its example
+#                 (examples/) and the test programs
 #   make check    install what is missing, build, check the layers, run
 #                 the TAP suite
 #   make check-layers  an include that runs up a layer fails the build

@@ -399,6 +399,53 @@ static void test_win_last_error(void)
 	      "GetLastError is the calling thread's");
 }
 
+/* Threads that open, read and close handles at once, and one handle
+ * shared by all: every call answers, and a handle closed by one thread
+ * is refused to every other. */
+#define RACERS 4
+#define RACE_CALLS 200
+
+static HANDLE shared_handle;
+
+static void *race(void *arg)
+{
+	long bad = 0;
+	ULONG64 c;
+	HANDLE h;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < RACE_CALLS; i++) {
+		h = OpenProcess(PROCESS_QUERY_INFORMATION, FALSE, getpid());
+		bad += !h || !QueryProcessCycleTime(h, &c) || !CloseHandle(h);
+		bad += !QueryProcessCycleTime(shared_handle, &c);
+		bad += !QueryThreadCycleTime(GetCurrentThread(), &c);
+	}
+	return (void *)bad;
+}
+
+static void test_win_threads(void)
+{
+	pthread_t th[RACERS];
+	void *bad;
+	long sum = 0;
+	ULONG64 c;
+	int i;
+
+	shared_handle = OpenProcess(PROCESS_QUERY_INFORMATION, FALSE, getpid());
+	for (i = 0; i < RACERS; i++)
+		pthread_create(&th[i], NULL, race, NULL);
+	for (i = 0; i < RACERS; i++) {
+		pthread_join(th[i], &bad);
+		sum += (long)bad;
+	}
+	check(sum == 0, "%d threads, %d calls each at once: %ld failed", RACERS,
+	      RACE_CALLS * 4, sum);
+	CloseHandle(shared_handle);
+	check_fails(QueryProcessCycleTime(shared_handle, &c),
+		    ERROR_INVALID_HANDLE, "the shared handle, closed");
+}
+
 static void test_windows(pid_t other_tid)
 {
 	unsigned int n = 0;
@@ -411,6 +458,7 @@ static void test_windows(pid_t other_tid)
 	test_win_open_errors();
 	test_win_idle(n);
 	test_win_last_error();
+	test_win_threads();
 }
 
 int main(int argc, char **argv)
