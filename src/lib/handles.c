@@ -24,6 +24,23 @@ struct slot {
 static struct slot slots[HANDLES_MAX];
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A child forked while another thread held the lock gets it unlocked,
+ * and the handles (descriptors it inherits) with it. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&slots_lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&slots_lock);
+}
+
+__attribute__((constructor)) static void handles_init(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 static uintptr_t encode(unsigned int idx, unsigned int gen)
 {
 	return (uintptr_t)gen << 16 | (uintptr_t)(idx + 1) << 2;
