@@ -4,6 +4,7 @@
 # in the host's view, in a PID namespace and on a mount in unix units
 # (t/api-check.c); handles that pin a task past its exit and the taking
 # of its number by another user's task, a task hidden from the caller
+# (hidepid=invisible and noaccess, read by a user of its own)
 # (t/api-handles.c); the example program, built by make and, with
 # pkg-config alone, against a make install staging tree, its values held
 # against cat of the same files.
@@ -19,8 +20,9 @@ test_have_prereq SETPRIV || skip_all "no setpriv (util-linux)"
 NOBODY=$((1510000000 + $$))
 UNIX=$TRASH/unix
 INV=$TRASH/inv
+NOACC=$TRASH/noacc
 STAGE=$TRASH/stage
-export NOBODY UNIX INV STAGE
+export NOBODY UNIX INV NOACC STAGE
 
 # In a PID namespace LeakSanitizer cannot stop the world: no leak check.
 in_new_pidns() {
@@ -49,18 +51,21 @@ cleanup_lib() {
 	kill_cleanup_pids
 	unmount_timingfs_on UNIX "$UNIX" >/dev/null 2>&1
 	unmount_timingfs_on INV "$INV" >/dev/null 2>&1
+	unmount_timingfs_on NOACC "$NOACC" >/dev/null 2>&1
 	cleanup
 }
 trap cleanup_lib EXIT
 
-test_expect_success 'setup: a mount for every reader, one in unix units, one invisible' '
-	mkdir -p "$UNIX" "$INV" &&
+test_expect_success 'setup: a mount for every reader, one in unix units, two hiding' '
+	mkdir -p "$UNIX" "$INV" "$NOACC" &&
 	write_config "$TRASH/off.conf" access.hidepid=off &&
 	write_config "$TRASH/unix.conf" access.hidepid=off format.units=unix &&
 	write_config "$TRASH/inv.conf" access.hidepid=invisible &&
+	write_config "$TRASH/noacc.conf" access.hidepid=noaccess &&
 	start_timingfs -c "$TRASH/off.conf" -o allow_other &&
 	start_timingfs_on UNIX "$UNIX" -c "$TRASH/unix.conf" -o allow_other &&
 	start_timingfs_on INV "$INV" -c "$TRASH/inv.conf" -o allow_other &&
+	start_timingfs_on NOACC "$NOACC" -c "$TRASH/noacc.conf" -o allow_other &&
 	grep -qx "units unix" "$UNIX/info"
 '
 
@@ -86,15 +91,24 @@ test_expect_success UNSHARE 'a handle of an exited task whose number another use
 	grep -q "^ok .* process: the exited task" reuse.out
 '
 
-test_expect_success 'a task the caller may not see: ERROR_ACCESS_DENIED' '
+test_expect_success 'a task the caller may not see (hidepid=invisible): ERROR_ACCESS_DENIED' '
 	{ "$BIN/helper-many" 3 >many.out & } &&
 	MANY=$! &&
 	kill_at_exit "$MANY" &&
 	wait_file many.out &&
 	tid=$(ls "/proc/$MANY/task" | grep -vx "$MANY" | head -n 1) &&
 	test -n "$tid" &&
+	echo "$tid" >many.tid &&
 	run_tap denied.out setpriv --reuid=$NOBODY --regid=$NOBODY \
-		--clear-groups "$BIN/api-handles" "$INV" denied "$MANY" "$tid"
+		--clear-groups "$BIN/api-handles" "$INV" denied "$MANY" "$tid" &&
+	grep -q "^ok .* -ENOENT or -EACCES (-2)" denied.out
+'
+
+test_expect_success 'a task the caller may not enter (hidepid=noaccess): ERROR_ACCESS_DENIED' '
+	run_tap noacc.out setpriv --reuid=$NOBODY --regid=$NOBODY \
+		--clear-groups "$BIN/api-handles" "$NOACC" denied "$MANY" \
+		"$(cat many.tid)" &&
+	grep -q "^ok .* -ENOENT or -EACCES (-13)" noacc.out
 '
 
 # example_ok OUT PID: the lines the example printed against cat of the
