@@ -1,6 +1,7 @@
 # timingfs: the Windows timing APIs as a FUSE filesystem.
 #
-#   make          build ./timingfs and the test programs
+#   make          build ./timingfs, libtimingfs (src/lib), its example
+#                 (examples/) and the test programs
 #   make check    install what is missing, build, check the layers, run
 #                 the TAP suite
 #   make check-layers  an include that runs up a layer fails the build
@@ -14,10 +15,12 @@
 #                 adds what they found to the committed corpus
 #   make bench    read cost against a do-nothing libfuse3 filesystem and
 #                 against the daemon before the supervisor (BENCH_BEFORE)
-#   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc: the daemon,
-#                 its scripts, man page, systemd unit and configuration
+#   make install  PREFIX=/usr/local DESTDIR= SYSCONFDIR=/etc LIBDIR=: the
+#                 daemon, its scripts, man pages, systemd unit and
+#                 configuration; libtimingfs, its headers, timingfs.pc
 #   make uninstall  all of that but the configuration
-#   make deb      a Debian package of that, dist/timingfs_VERSION-REV_ARCH.deb
+#   make deb      Debian packages of that, dist/timingfs_VERSION-REV_ARCH.deb
+#                 and libtimingfs0_..., libtimingfs-dev_... beside it
 #                 (debhelper, conf/debian; installed when missing)
 #   make check-package  make deb, then as root: lintian, dpkg -i, a mount
 #                 by the installed daemon, dpkg -r and --purge leave
@@ -29,6 +32,10 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+EXAMPLEDIR ?= $(PREFIX)/share/doc/libtimingfs-dev/examples
 SYSCONFDIR ?= /etc
 DESTDIR ?=
 MOUNTPOINT ?= mnt
@@ -56,7 +63,10 @@ LDLIBS = $(PKG_LIBS) -lpthread
 #           records and the budgets of memory
 #   daemon  command line, configuration (inih), lifetime, attach
 #   ctl     timingfsctl: shared only
-LAYERS = shared engine tree fuse daemon ctl
+#   lib     libtimingfs.so.0, the public library: nothing of the others
+#           (it reads a mount's files), compiled for a shared object
+#           with only its API visible
+LAYERS = shared engine tree fuse daemon ctl lib
 INC_shared = -Isrc/shared
 INC_engine = -Isrc/engine -Isrc/engine/bpf $(INC_shared) \
 	     $(shell $(PKG_CONFIG) --cflags libmnl libbpf 2>/dev/null)
@@ -66,28 +76,47 @@ INC_fuse = -Isrc/fuse $(INC_tree) \
 INC_daemon = -Isrc/daemon $(INC_fuse) \
 	     $(shell $(PKG_CONFIG) --cflags inih 2>/dev/null)
 INC_ctl = -Isrc/ctl $(INC_shared)
+INC_lib = -Isrc/lib
+CFLAGS_lib = -fPIC -fvisibility=hidden -DTIMINGFS_BUILDING
 # Tests, fuzz targets and tools outside src/ see every layer.
 BASE_CFLAGS = $(DEFS) $(INC_daemon)
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -MMD -MP
 
 SRCS = $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 OBJS = $(SRCS:.c=.o)
-# Everything but the two programs' mains, as an archive: the daemon,
-# every unit test and fuzz replay link what they use of it.
-LIB_SRCS = $(filter-out src/daemon/main.c src/ctl/timingfsctl.c,$(SRCS))
+# Everything but the two programs' mains and the public library, as an
+# archive internal to the build (not libtimingfs, which is src/lib's
+# shared object): the daemon, every unit test and fuzz replay link what
+# they use of it.
+LIB_SRCS = $(filter-out src/daemon/main.c src/ctl/timingfsctl.c \
+	src/lib/%,$(SRCS))
 LIB_OBJS = $(LIB_SRCS:.c=.o)
-LIB = src/libtimingfs.a
+LIB = src/libtimingfs-internal.a
+
+# libtimingfs (src/lib): its ABI version, apart from the package's.
+SO_VERSION = 0.1.0
+SO_MAJOR = 0
+SO_NAME = libtimingfs.so.$(SO_MAJOR)
+SO_OBJS = $(patsubst %.c,%.o,$(wildcard src/lib/*.c))
+SO_FILE = src/lib/libtimingfs.so.$(SO_VERSION)
+SO_LINKS = src/lib/$(SO_NAME) src/lib/libtimingfs.so
+SO_HEADERS = src/lib/timingfs.h src/lib/timingfs/windows.h
 CTL_OBJS = src/ctl/timingfsctl.o src/shared/control.o
 
 UNIT_SRCS = $(wildcard t/unit-*.c)
 UNIT_BINS = $(patsubst t/%.c,t/bin/%,$(UNIT_SRCS))
 HELPER_SRCS = $(wildcard t/helper-*.c)
 HELPER_BINS = $(patsubst t/%.c,t/bin/%,$(HELPER_SRCS))
+# The tests of libtimingfs's API against a mount (t/api-*.c), linked
+# with its objects, so that another user runs them from a copy of t/bin.
+API_SRCS = $(wildcard t/api-*.c)
+API_BINS = $(patsubst t/%.c,t/bin/%,$(API_SRCS))
+EXAMPLES = examples/cycles
 # The fuzz targets (t/fuzz/fuzz-NAME.c), each also built to replay inputs.
 FUZZ_NAMES = $(patsubst t/fuzz/fuzz-%.c,%,$(wildcard t/fuzz/fuzz-*.c))
 REPLAY_BINS = $(addprefix t/bin/replay-,$(FUZZ_NAMES))
 
-.PHONY: all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
+.PHONY: install-lib lib all check check-layers check-sanitize check-stress run bench deps install uninstall clean format \
 	fuzz fuzz-deps fuzz-merge fuzz-seeds fuzz-clean deb deb-deps check-package
 
 # The scripts for shell users, Prometheus and OCI runtimes, installed
@@ -97,7 +126,8 @@ SCRIPTS = scripts/timingtop scripts/timingfs-exporter scripts/timingfs-oci-hook
 SCRIPT_PAGES = scripts/timingtop.1 scripts/timingfs-exporter.1
 
 all: timingfs timingfsctl timingfs.8 $(UNIT_BINS) $(HELPER_BINS) $(REPLAY_BINS) \
-	t/bin/timingfs-next
+	t/bin/timingfs-next $(SO_FILE) $(SO_LINKS) $(API_BINS) \
+	$(EXAMPLES)
 
 # The man page (mdoc, src/daemon/timingfs.8) with the version filled in.
 timingfs.8: src/daemon/timingfs.8 Makefile
@@ -113,12 +143,33 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJS)
 
-# Each layer's objects with its own include path.
+# Each layer's objects with its own include path (and flags).
 define layer_rule
 src/$(1)/%.o: src/$(1)/%.c
-	$$(CC) $$(DEFS) $$(INC_$(1)) $$(CFLAGS) -MMD -MP -c -o $$@ $$<
+	$$(CC) $$(DEFS) $$(INC_$(1)) $$(CFLAGS_$(1)) $$(CFLAGS) -MMD -MP -c -o $$@ $$<
 endef
 $(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
+
+# libtimingfs: the shared object, its SONAME and development links.
+$(SO_FILE): $(SO_OBJS)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -o $@ $(SO_OBJS) \
+		$(LDFLAGS) -lpthread
+
+lib: $(SO_FILE) $(SO_LINKS)
+
+$(SO_LINKS): $(SO_FILE)
+	ln -sf $(notdir $(SO_FILE)) $@
+
+t/bin/api-%: t/api-%.c t/tap.h $(SO_OBJS) $(SO_HEADERS)
+	@mkdir -p t/bin
+	$(CC) $(ALL_CFLAGS) -Isrc/lib -It -o $@ $< $(SO_OBJS) $(LDFLAGS) \
+		-lpthread
+
+# The example, as a program of its user builds it: the headers and the
+# shared object, found beside it in the tree.
+examples/%: examples/%.c $(SO_HEADERS) $(SO_LINKS)
+	$(CC) $(DEFS) -Isrc/lib $(CFLAGS) -o $@ $< -Lsrc/lib -ltimingfs \
+		-Wl,-rpath,'$$ORIGIN/../src/lib' $(LDFLAGS)
 
 # The BPF task iterator (src/engine/bpf/tasks.bpf.c), compiled by clang
 # for the BPF target and made into a libbpf skeleton by bpftool, which
@@ -167,7 +218,8 @@ t/bin/helper-%: t/helper-%.c
 
 # The benchmark's programs: the do-nothing floor, the reader, and the
 # big processes (with the reader of their tables).
-BENCH_BINS = t/bin/floorfs t/bin/bench-read t/bin/bench-threads
+BENCH_BINS = t/bin/floorfs t/bin/bench-read t/bin/bench-threads \
+	t/bin/bench-lib
 
 t/bin/floorfs: scripts/floorfs.c
 	@mkdir -p t/bin
@@ -176,6 +228,13 @@ t/bin/floorfs: scripts/floorfs.c
 t/bin/bench-read: scripts/bench-read.c
 	@mkdir -p t/bin
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
+
+# The library against an open+read+close (scripts/bench, "library"):
+# linked with the shared object, as a program of its user is.
+t/bin/bench-lib: scripts/bench-lib.c $(SO_HEADERS) $(SO_LINKS)
+	@mkdir -p t/bin
+	$(CC) $(DEFS) -Isrc/lib $(CFLAGS) -o $@ $< -Lsrc/lib -ltimingfs \
+		-Wl,-rpath,'$$ORIGIN/../../src/lib' $(LDFLAGS)
 
 t/bin/bench-threads: scripts/bench-threads.c
 	@mkdir -p t/bin
@@ -194,7 +253,7 @@ FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = $(BASE_CFLAGS) -It/fuzz -O1 -g -fno-omit-frame-pointer \
 	      $(FUZZ_SANITIZE) -MMD -MP
 FUZZ_OBJS = $(patsubst src/%.c,t/fuzz/obj/%.o,$(LIB_SRCS))
-FUZZ_LIB = t/fuzz/obj/libtimingfs.a
+FUZZ_LIB = t/fuzz/obj/libtimingfs-internal.a
 FUZZ_BINS = $(addprefix t/fuzz/bin/fuzz-,$(FUZZ_NAMES))
 .SECONDARY: $(FUZZ_OBJS) $(FUZZ_LIB) $(FUZZ_BINS)
 
@@ -298,7 +357,7 @@ bench: deps
 # The unit is written with the daemon's installed path in it. timingfs(8)
 # is also the manual of timingfsctl and the hook (its NAME names all
 # three): man timingfsctl finds it by a link.
-install: timingfs timingfsctl timingfs.8
+install: timingfs timingfsctl timingfs.8 install-lib
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UNITDIR)
@@ -313,6 +372,28 @@ install: timingfs timingfsctl timingfs.8
 	test -e $(DESTDIR)$(SYSCONFDIR)/timingfs.conf || \
 		install -m 0644 conf/timingfs.conf $(DESTDIR)$(SYSCONFDIR)/timingfs.conf
 
+# libtimingfs: the shared object and its links, the headers, the
+# pkg-config file (written with install's PREFIX and LIBDIR), the
+# section 3 pages and the example's source.
+LIB_PAGES = src/lib/timingfs.3 src/lib/timingfs-windows.3
+install-lib: $(SO_FILE)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/timingfs \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(EXAMPLEDIR)
+	install -m 0644 $(SO_FILE) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SO_FILE)) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libtimingfs.so
+	install -m 0644 src/lib/timingfs.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 0644 src/lib/timingfs/windows.h \
+		$(DESTDIR)$(INCLUDEDIR)/timingfs/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(SO_VERSION)|' src/lib/timingfs.pc.in \
+		>$(DESTDIR)$(PKGCONFIGDIR)/timingfs.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/timingfs.pc
+	install -m 0644 $(LIB_PAGES) $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 examples/cycles.c $(DESTDIR)$(EXAMPLEDIR)/
+
 # Everything install put there but the configuration, which may hold
 # the administrator's changes.
 uninstall:
@@ -323,6 +404,14 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/timingfsctl.8 \
 		$(DESTDIR)$(MANDIR)/man8/timingfs-oci-hook.8 \
 		$(DESTDIR)$(UNITDIR)/timingfs.service
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SO_FILE)) \
+		$(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libtimingfs.so \
+		$(DESTDIR)$(INCLUDEDIR)/timingfs.h \
+		$(DESTDIR)$(INCLUDEDIR)/timingfs/windows.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/timingfs.pc \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(LIB_PAGES))) \
+		$(DESTDIR)$(EXAMPLEDIR)/cycles.c
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/timingfs
 
 # A Debian package of what make install installs, built by Debian's
 # tools: a copy of the tree in a scratch directory, conf/debian as its
@@ -333,7 +422,10 @@ uninstall:
 DEB_VERSION = $(shell sed -n '1s/^timingfs (\(.*\)).*/\1/p' conf/debian/changelog)
 DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB = dist/timingfs_$(DEB_VERSION)_$(DEB_ARCH).deb
-DEB_TREE = Makefile src conf scripts README.md docs LICENSE
+# The three packages of the source: the daemon's and the library's.
+DEB_NAMES = $(foreach p,timingfs libtimingfs0 libtimingfs-dev,\
+	$(p)_$(DEB_VERSION)_$(DEB_ARCH).deb)
+DEB_TREE = Makefile src conf scripts examples README.md docs LICENSE
 
 deb-deps:
 	@scripts/install-deps deb
@@ -347,13 +439,14 @@ deb: deb-deps
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	tree=$$tmp/timingfs-$(VERSION) && mkdir "$$tree" && \
 	tar -cf - --exclude='*.o' --exclude='*.d' --exclude='*.a' \
+		--exclude='libtimingfs.so*' --exclude=examples/cycles \
 		--exclude=conf/debian $(DEB_TREE) | tar -xf - -C "$$tree" && \
 	cp -R conf/debian "$$tree/debian" && \
 	(cd "$$tree" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		dpkg-buildpackage -b -us -uc) && \
-	mkdir -p dist && rm -f dist/timingfs_*.deb && \
-	cp "$$tmp/$(notdir $(DEB))" $(DEB) && \
-	echo "make deb: $(DEB)"
+	mkdir -p dist && rm -f dist/timingfs_*.deb dist/libtimingfs*.deb && \
+	for deb in $(DEB_NAMES); do cp "$$tmp/$$deb" dist/ || exit 1; done && \
+	echo "make deb: $(addprefix dist/,$(DEB_NAMES))"
 
 # Installs the package, checks it and removes it; refuses where timingfs
 # is installed already. Root only; make check is not needed first.
@@ -362,11 +455,12 @@ check-package: deb
 
 format:
 	clang-format -i src/*/*.c src/*/*.h t/*.c t/*.h scripts/*.c t/fuzz/*.c \
-		t/fuzz/*.h
+		t/fuzz/*.h src/lib/timingfs/*.h examples/*.c
 
 clean:
 	rm -f timingfs timingfsctl timingfs.8 $(LIB) src/*/*.o src/*/*.d \
-		src/engine/bpf/*.o $(BPF_SKEL)
+		src/engine/bpf/*.o $(BPF_SKEL) src/lib/libtimingfs.so* \
+		$(EXAMPLES)
 	rm -rf t/bin t/trash.* t/fuzz/obj t/fuzz/bin
 
 -include $(wildcard src/*/*.d t/bin/*.d t/fuzz/obj/*/*.d t/fuzz/bin/*.d)

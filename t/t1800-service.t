@@ -1,7 +1,7 @@
 #!/bin/bash
 # A real service: mount(8) and fstab through mount.fuse3, SIGHUP
 # re-reading the configuration, the man page, the systemd unit, and
-# make install / uninstall.
+# make install / uninstall (libtimingfs's files too).
 test_description='timingfs as a service: mount(8) and an fstab line
 through mount.fuse3, SIGHUP re-reading the configuration, SIGTERM, the
 man page, make install and uninstall, and the systemd unit.'
@@ -219,9 +219,16 @@ test_expect_success 'make install DESTDIR=...: each file in its place' '
 	./usr/bin/timingfs-oci-hook
 	./usr/bin/timingfsctl
 	./usr/bin/timingtop
+	./usr/include/timingfs.h
+	./usr/include/timingfs/windows.h
+	./usr/lib/libtimingfs.so.0.1.0
+	./usr/lib/pkgconfig/timingfs.pc
 	./usr/lib/systemd/system/timingfs.service
+	./usr/share/doc/libtimingfs-dev/examples/cycles.c
 	./usr/share/man/man1/timingfs-exporter.1
 	./usr/share/man/man1/timingtop.1
+	./usr/share/man/man3/timingfs-windows.3
+	./usr/share/man/man3/timingfs.3
 	./usr/share/man/man8/timingfs.8
 	EOF
 	test_cmp expect installed &&
