@@ -208,6 +208,40 @@ static void lookup_reply(struct request *r, const struct node *n,
 static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
 
 /*
+ * Name process or thread @n below @parent as a lookup does when its
+ * path's checks are shared: the instance that has the number now, its
+ * record, and its path checked as a lookup in it last found it, less
+ * than PATH_CHECKED_MS ago (a listing's every entry, a walk's every
+ * name), else now. Its attributes into @ep, its start into *@start.
+ */
+static int lookup_task(struct request *r, struct node *n, uint64_t parent,
+		       struct fuse_entry_param *ep, uint64_t *start, bool *kept)
+{
+	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	struct owner o;
+	int ret;
+
+	ret = task_identity(r, n, start);
+	if (ret == 0)
+		ret = name_dir(r, n, *start, parent, kept);
+	if (ret < 0)
+		return ret;
+	if (inodes_checked(fs->ins, n, &o)) {
+		tree_stat_owned(r, n, &o, &ep->attr);
+		return 0;
+	}
+	ret = tree_check(r, n, &ep->attr);
+	if (ret < 0) {
+		forget_one(fs, node_id(n), 1);
+		return ret;
+	}
+	o.uid = ep->attr.st_uid;
+	o.gid = ep->attr.st_gid;
+	inodes_mark_checked(fs->ins, n, &o);
+	return 0;
+}
+
+/*
  * The entry of directory or link @n in directory node ID @parent, for
  * the reader of @r (its directory's record checked): below proc/ a
  * process or thread is the one that has its number now, and a
@@ -216,45 +250,22 @@ static void forget_one(struct fs *fs, fuse_ino_t ino, uint64_t nlookup);
 static int lookup_node(struct request *r, struct node *n, uint64_t parent,
 		       struct fuse_entry_param *ep)
 {
-	struct fs *fs = req_fs((fuse_req_t)r->ctx);
+	bool task = n->kind == K_TGID || n->kind == K_TID;
 	uint64_t start = 0;
 	bool kept = false;
-	struct owner o;
 	int ret;
 
-	if ((n->kind == K_TGID || n->kind == K_TID) && checks_shared(r))
-		goto task;
-	ret = tree_check(r, n, &ep->attr);
-	if (ret == 0 && (n->kind == K_TGID || n->kind == K_TID))
-		ret = task_identity(r, n, &start);
-	if (ret == 0 && tree_in_proc(n))
-		ret = name_dir(r, n, start, parent, &kept);
-	if (ret < 0)
-		return ret;
-	goto named;
-task:
-	/*
-	 * A process or thread: the instance that has the number now, its
-	 * record, and its path checked as a lookup in it last found it,
-	 * less than PATH_CHECKED_MS ago (a listing's every entry, a
-	 * walk's every name), else now.
-	 */
-	ret = task_identity(r, n, &start);
-	if (ret == 0)
-		ret = name_dir(r, n, start, parent, &kept);
-	if (ret < 0)
-		return ret;
-	if (inodes_checked(fs->ins, n, &o)) {
-		tree_stat_owned(r, n, &o, &ep->attr);
-	} else if ((ret = tree_check(r, n, &ep->attr)) < 0) {
-		forget_one(fs, node_id(n), 1);
-		return ret;
+	if (task && checks_shared(r)) {
+		ret = lookup_task(r, n, parent, ep, &start, &kept);
 	} else {
-		o.uid = ep->attr.st_uid;
-		o.gid = ep->attr.st_gid;
-		inodes_mark_checked(fs->ins, n, &o);
+		ret = tree_check(r, n, &ep->attr);
+		if (ret == 0 && task)
+			ret = task_identity(r, n, &start);
+		if (ret == 0 && tree_in_proc(n))
+			ret = name_dir(r, n, start, parent, &kept);
 	}
-named:
+	if (ret < 0)
+		return ret;
 	ep->ino = node_id(n);
 	ep->entry_timeout = kept ? 0 : entry_timeout(r, n, ep->attr.st_mode);
 	ep->attr_timeout = node_cached_for(r, n);
