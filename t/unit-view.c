@@ -521,6 +521,35 @@ static void test_inode_files(struct views *vs)
 	check(again == ino && size == 4 && inodes_in_use(in) == 1,
 	      "inodes: the same inode, its new size; one entry in use, the "
 	      "file's (its directory's path check is in the record)");
+	/* An open rendering afresh keeps the owner told, or asks for one. */
+	o = (struct owner){ 1000, 1000 };
+	check_int(inodes_resize(in, ino, &o, 4, true), 1,
+		  "inodes: resized with an owner, past the least the kernel "
+		  "may hold (3): grown");
+	check_int(inodes_resize(in, ino, NULL, 6, true), 1,
+		  "inodes: resized longer, keeping the owner: grown");
+	check(inodes_attr(in, ino, &g, &og, &size) == 0 && size == 6 &&
+		      og.uid == 1000 && og.gid == 1000,
+	      "inodes: the owner told is kept, the size grown");
+	check_int(inodes_resize(in, ino, NULL, 5, false), 0,
+		  "inodes: shorter: not grown");
+	check(inodes_attr(in, ino, &g, &og, &size) == 0 && size == 5 &&
+		      og.uid == 1000,
+	      "inodes: the least the kernel may hold, the shorter, its owner");
+	o = (struct owner){ 0, 0 };
+	inodes_resize(in, ino, &o, 4, false);
+	/* Opened with no lookup, nothing told: the owner is asked for. */
+	check_int(tree_child(&p, "user_time", &q), 0, "inodes: its user_time");
+	check_int(inodes_open(in, node_id(&q), &q, 100, &text), 1,
+		  "inodes: opened with no lookup: rendered afresh");
+	check(text == NULL &&
+		      inodes_resize(in, node_id(&q), NULL, 3, true) ==
+			      -ENOENT &&
+		      inodes_attr(in, node_id(&q), &g, &og, &size) == -ENOENT,
+	      "inodes: no owner told: -ENOENT, and nothing recorded");
+	check_int(inodes_resize(in, node_id(&q), &o, 3, true), 1,
+		  "inodes: with the owner asked: recorded, grown");
+	inodes_release(in, node_id(&q));
 	/* Held open by thread 100, looked up by thread 101: the same
 	 * inode still, its size never shrunk under the open. */
 	check_int(

@@ -38,26 +38,26 @@ static void grow_size(struct fs *fs, fuse_ino_t ino, const struct rbuf *text)
 
 /*
  * Inode @ino, file @n, serves @text, made afresh for the reader of @r:
- * recorded as its size and owner (inodes_resize()), and, @grow, the
+ * recorded as its size, its owner the one its last lookup found (as the
+ * kernel has it), else asked now (inodes_resize()); and, @grow, the
  * kernel's size grown to it first (grow_size()).
  */
 static void told_afresh(struct request *r, fuse_ino_t ino, const struct node *n,
 			const struct rbuf *text, bool grow)
 {
 	struct fs *fs = req_fs((fuse_req_t)r->ctx);
-	struct node was;
 	struct stat st;
 	struct owner o;
-	uint64_t size;
+	int grew;
 
-	/* The owner its last lookup found, as the kernel has it; else
-	 * asked now. */
-	if (inodes_attr(fs->ins, ino, &was, &o, &size) < 0) {
+	grew = inodes_resize(fs->ins, ino, NULL, text->len, grow);
+	if (grew == -ENOENT) {
 		tree_stat(r, n, &st);
 		o.uid = st.st_uid;
 		o.gid = st.st_gid;
+		grew = inodes_resize(fs->ins, ino, &o, text->len, grow);
 	}
-	if (inodes_resize(fs->ins, ino, &o, text->len, grow) && grow)
+	if (grew > 0 && grow)
 		grow_size(fs, ino, text);
 }
 

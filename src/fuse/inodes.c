@@ -580,19 +580,21 @@ out:
 	pthread_mutex_unlock(&in->lock);
 }
 
-bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
-		   uint64_t size, bool can_grow)
+int inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
+		  uint64_t size, bool can_grow)
 {
 	struct inode_use *e;
-	bool grew = false;
+	int grew = 0;
 
 	pthread_mutex_lock(&in->lock);
 	e = find(in, ino);
-	if (e) {
+	if (e && !o && !e->told) {
+		grew = -ENOENT;
+	} else if (e) {
 		grew = !e->told || size > e->size;
 		if (grew && !can_grow)
 			size = e->told ? e->size : 0;
-		set_attr(e, o, size);
+		set_attr(e, o ? o : &e->owner, size);
 		told_keep(in, e);
 	}
 	pthread_mutex_unlock(&in->lock);

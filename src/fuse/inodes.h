@@ -385,13 +385,15 @@ void inodes_release(struct inodes *in, uint64_t ino);
 
 /*
  * inodes_resize - an open of file inode @ino rendered @size bytes
- * afresh, for a node owned by @o: whether the kernel may hold less
- * (then the caller grows the inode's size, if @can_grow). The table
- * keeps the least size the kernel may hold: a short read at the end
- * shrinks it to the content's length.
+ * afresh, for a node owned by @o (NULL: the owner it was last told):
+ * 1 when the kernel may hold less (then the caller grows the inode's
+ * size, if @can_grow), else 0; -ENOENT, and nothing recorded, for @o
+ * NULL where no owner was told (the caller asks the tree and calls
+ * again). The table keeps the least size the kernel may hold: a short
+ * read at the end shrinks it to the content's length.
  */
-bool inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
-		   uint64_t size, bool can_grow);
+int inodes_resize(struct inodes *in, uint64_t ino, const struct owner *o,
+		  uint64_t size, bool can_grow);
 
 /*
  * inodes_adopt - file inode @ino, node @n, is open with content of
