@@ -173,7 +173,7 @@ static size_t put_name(char *p, const char *s, char end)
 int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 		     const struct task_times *t)
 {
-	const struct task_value *v, *last = NULL;
+	const struct task_value *v;
 	char *p;
 
 	/* Written in place: a table has a line per thread. */
@@ -181,22 +181,18 @@ int render_table_row(struct rbuf *b, enum units units, int pid, int tid,
 		return -EINVAL;
 	if (rbuf_reserve(b, LINE_MAX_BYTES) < 0)
 		return -ENOMEM;
-	for (v = task_values; v < task_values + TASK_VALUE_COUNT; v++)
-		if (v->in & VALUE_IN_TABLE)
-			last = v;
 	p = b->data + b->len;
 	p += put_u64(p, (uint64_t)pid, ' ');
-	p += put_u64(p, (uint64_t)tid, last ? ' ' : '\n');
-	for (v = task_values; last && v <= last; v++) {
+	p += put_u64(p, (uint64_t)tid, ' ');
+	for (v = task_values; v < task_values + TASK_VALUE_COUNT; v++) {
 		if (!(v->in & VALUE_IN_TABLE))
 			continue;
 		if (v->form == FORM_NAME)
-			p += put_name(p, task_value_text(v, t),
-				      v == last ? '\n' : ' ');
+			p += put_name(p, task_value_text(v, t), ' ');
 		else
-			p += put_u64(p, task_value(v, units, t),
-				     v == last ? '\n' : ' ');
+			p += put_u64(p, task_value(v, units, t), ' ');
 	}
+	p[-1] = '\n'; /* the last field's blank ends the line */
 	*p = '\0';
 	b->len = (size_t)(p - b->data);
 	return 0;
